@@ -1,0 +1,1 @@
+//! The `cudaError_t` table. Replaced by `cargo xtask gen-cuda-errors`.

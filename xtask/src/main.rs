@@ -1,0 +1,56 @@
+//! `cargo xtask <command>`: developer commands that are not part of the `errata` binary.
+//!
+//! One module per command, each with a `run(args)` entry point. The repository root is
+//! found from `CARGO_MANIFEST_DIR`, so commands work from any directory.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+
+/// A command: its name, a one-line summary for `cargo xtask help`, and its entry point.
+struct Command {
+    name: &'static str,
+    summary: &'static str,
+    run: fn(&[String]) -> Result<()>,
+}
+
+const COMMANDS: &[Command] = &[];
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Err(err) = dispatch(&args) {
+        eprintln!("xtask: error: {err:#}");
+        std::process::exit(1);
+    }
+}
+
+fn dispatch(args: &[String]) -> Result<()> {
+    let Some(name) = args.first() else {
+        print_help();
+        return Ok(());
+    };
+    if name == "help" || name == "--help" || name == "-h" {
+        print_help();
+        return Ok(());
+    }
+    match COMMANDS.iter().find(|c| c.name == name) {
+        Some(cmd) => (cmd.run)(&args[1..]),
+        None => {
+            print_help();
+            bail!("unknown command `{name}`")
+        }
+    }
+}
+
+fn print_help() {
+    println!("usage: cargo xtask <command> [args]\n\ncommands:");
+    for cmd in COMMANDS {
+        println!("  {:<16} {}", cmd.name, cmd.summary);
+    }
+}
+
+/// The repository root (the parent of `xtask/`).
+pub fn repo_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
