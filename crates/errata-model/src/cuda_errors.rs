@@ -1,1 +1,0 @@
-//! The `cudaError_t` table. Replaced by `cargo xtask gen-cuda-errors`.
