@@ -1,1 +1,68 @@
-fn main() {}
+//! `errata`: check, verify and publish a knowledge base of GPU/CUDA errors.
+//!
+//! This binary is thin: argument parsing and one file per subcommand under `cmd/`, each
+//! calling one library entry point. Exit codes: 0 success, 1 problems found in the data,
+//! 2 usage, configuration or I/O failure of the tool itself.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(name = "errata", version, about = "Check, verify and publish a knowledge base of GPU/CUDA errors")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check entries and articles against the schema and every rule.
+    Check(cmd::check::Args),
+    /// Show the documentation of a rule.
+    Explain(cmd::explain::Args),
+    /// Format entries canonically (key order, 2-space indent, trailing newline).
+    Fmt(cmd::fmt::Args),
+    /// Write a new entry scaffold at `<domain>/<slug>`.
+    New(cmd::new::Args),
+    /// Check, then build the site and the data bundle into `dist/`.
+    Build(cmd::build::Args),
+    /// Write, verify or diff data bundles.
+    Bundle(cmd::bundle::Args),
+    /// Scan a log for known errors.
+    Match(cmd::matching::Args),
+    /// Check every external URL.
+    Links(cmd::links::Args),
+    /// Preview the site locally, rebuilding on change.
+    Serve(cmd::serve::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let result = match cli.command {
+        Command::Check(args) => cmd::check::run(args),
+        Command::Explain(args) => cmd::explain::run(args),
+        Command::Fmt(args) => cmd::fmt::run(args),
+        Command::New(args) => cmd::new::run(args),
+        Command::Build(args) => cmd::build::run(args),
+        Command::Bundle(args) => cmd::bundle::run(args),
+        Command::Match(args) => cmd::matching::run(args),
+        Command::Links(args) => cmd::links::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

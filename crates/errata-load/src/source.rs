@@ -1,0 +1,144 @@
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use errata_model::{Anchor, Diagnostic, Location};
+
+/// Files larger than this are reported (`file-too-large`) instead of parsed: no real entry
+/// or article comes close, and a runaway file must not take the whole check down with it.
+pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// A file's text plus what is needed to turn byte offsets into line:column.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path as shown in diagnostics.
+    pub path: PathBuf,
+    /// The text. Invalid UTF-8 is replaced (U+FFFD) after the first invalid byte, which
+    /// is itself reported; the valid prefix keeps its offsets.
+    pub text: String,
+    /// Where the first invalid UTF-8 byte was, if any.
+    pub invalid_utf8_at: Option<usize>,
+    /// Line starts, for [`SourceFile::location`].
+    pub lines: LineIndex,
+}
+
+impl SourceFile {
+    /// A source from text already in memory.
+    pub fn new(path: PathBuf, text: String) -> SourceFile {
+        let lines = LineIndex::new(&text);
+        SourceFile { path, text, invalid_utf8_at: None, lines }
+    }
+
+    /// The location of a byte range (clamped to the text and to char boundaries).
+    pub fn location(&self, range: std::ops::Range<usize>) -> Location {
+        let start = floor_char_boundary(&self.text, range.start.min(self.text.len()));
+        let end = floor_char_boundary(&self.text, range.end.clamp(start, self.text.len()));
+        let (line, column) = self.lines.line_col(&self.text, start);
+        Location { line, column, start, end }
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The byte offset of each line start.
+#[derive(Debug, Clone, Default)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(memchr_newlines(text.as_bytes()));
+        LineIndex { starts }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts[line - 1];
+        let column = text.get(start..offset).map_or(1, |s| s.chars().count() + 1);
+        (line, column)
+    }
+
+    /// Byte offset of the start of a 1-based line (the end of the text if out of range).
+    pub fn line_start(&self, line: usize, text_len: usize) -> usize {
+        self.starts.get(line.saturating_sub(1)).copied().unwrap_or(text_len)
+    }
+}
+
+fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes.iter().enumerate().filter(|&(_, &b)| b == b'\n').map(|(i, _)| i + 1)
+}
+
+/// Reads a data file. Problems with the file itself become diagnostics; the returned
+/// source (if any) is what could be read.
+pub(crate) fn read_source(fs_path: &Path, display: &Path) -> Result<SourceFile, Diagnostic> {
+    let unreadable = |why: String| {
+        Diagnostic::error("unreadable", display, Anchor::File, format!("cannot read this file: {why}"))
+            .with_help("make the file a readable regular file, or remove it from the data directory")
+    };
+    let file = std::fs::File::open(fs_path).map_err(|e| unreadable(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| unreadable(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(unreadable("not a regular file".into()));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_large(display, meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| unreadable(e.to_string()))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(display, bytes.len() as u64));
+    }
+    let (text, invalid_utf8_at) = match String::from_utf8(bytes) {
+        Ok(s) => (s, None),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
+        }
+    };
+    let lines = LineIndex::new(&text);
+    Ok(SourceFile { path: display.to_path_buf(), text, invalid_utf8_at, lines })
+}
+
+fn too_large(display: &Path, len: u64) -> Diagnostic {
+    Diagnostic::error(
+        "file-too-large",
+        display,
+        Anchor::File,
+        format!("file is {len} bytes, over the limit of {MAX_FILE_BYTES} bytes; it was not parsed"),
+    )
+    .with_help("split the content or remove the file; no real entry or article is this large")
+}
+
+/// The diagnostic for a file that is not valid UTF-8, pointing at the first bad byte.
+pub(crate) fn invalid_utf8(rule: &'static str, src: &SourceFile, at: usize) -> Diagnostic {
+    Diagnostic::error(
+        rule,
+        &src.path,
+        Anchor::Bytes(at..at + 1),
+        "file is not valid UTF-8",
+    )
+    .with_help("save the file as UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters() {
+        let text = "ab\n中文x\n";
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.line_col(text, 0), (1, 1));
+        assert_eq!(idx.line_col(text, 3), (2, 1));
+        assert_eq!(idx.line_col(text, 9), (2, 3));
+        assert_eq!(idx.line_col(text, text.len()), (3, 1));
+    }
+}

@@ -1,0 +1,11 @@
+//! `errata check`.
+
+use std::process::ExitCode;
+
+/// Arguments.
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`errata check` is not available in this build yet")
+}

@@ -1,0 +1,13 @@
+//! One module per subcommand: its arguments (`Args`) and `run`.
+
+pub mod build;
+pub mod bundle;
+pub mod check;
+pub mod explain;
+pub mod fmt;
+pub mod links;
+pub mod matching;
+pub mod new;
+pub mod serve;
+
+pub mod common;
