@@ -1,0 +1,137 @@
+//! Matching behaviour on realistic patterns and logs.
+
+use errata_matcher::{Matcher, Pattern, Via};
+
+fn matcher(patterns: &[Pattern]) -> Matcher {
+    Matcher::new(patterns).unwrap_or_else(|e| panic!("patterns do not compile: {e:?}"))
+}
+
+#[test]
+fn most_specific_pattern_ranks_first() {
+    let m = matcher(&[
+        Pattern::new(r"CUDA error"),
+        Pattern::new(r"CUDA error: out of memory"),
+        Pattern::new(r"(?i)out of memory"),
+        Pattern::new(r"Tried to allocate \d+\.\d+ [GM]iB"),
+    ]);
+    let text = "torch.OutOfMemoryError: CUDA error: out of memory. Tried to allocate 2.00 GiB";
+    let ranked: Vec<usize> = m.matches(text).iter().map(|x| x.pattern).collect();
+    assert_eq!(ranked, [1, 3, 2, 0]);
+    let top = &m.matches(text)[0];
+    assert_eq!(&text[top.span.clone()], "CUDA error: out of memory");
+}
+
+#[test]
+fn scan_reports_lines_and_never_crosses_them() {
+    let m = matcher(&[
+        Pattern::new(r"illegal\s+memory\s+access"),
+        Pattern::new(r"^NCCL WARN .*timeout$"),
+    ]);
+    let log = b"ok\nillegal\nmemory access\nan illegal memory access was encountered\r\nNCCL WARN watchdog timeout\r\n";
+    let mut hits = Vec::new();
+    m.scan(log, |x| {
+        hits.push((
+            x.line,
+            x.pattern,
+            String::from_utf8_lossy(&log[x.span.clone()]).into_owned(),
+        ))
+    });
+    assert_eq!(
+        hits,
+        [
+            (3, 0, "illegal memory access".to_string()),
+            (4, 1, "NCCL WARN watchdog timeout".to_string())
+        ]
+    );
+}
+
+#[test]
+fn one_match_per_pattern_per_line() {
+    let m = matcher(&[
+        Pattern::new("device-side assert").with_aliases(["DEVICE-SIDE ASSERT triggered"])
+    ]);
+    let log = b"device-side assert triggered; device-side assert again\nnothing\nDevice-Side Assert Triggered\n";
+    let mut hits = Vec::new();
+    m.scan(log, |x| hits.push((x.line, x.via, x.span.start)));
+    let third_line = log
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .and_then(|end| log[..end].iter().rposition(|&b| b == b'\n'))
+        .unwrap()
+        + 1;
+    // Line 0: the alias is longer (more specific) than the regex and wins; line 2 only
+    // the case-insensitive alias matches.
+    assert_eq!(
+        hits,
+        [(0, Via::Alias(0), 0), (2, Via::Alias(0), third_line)]
+    );
+}
+
+#[test]
+fn patterns_without_literals_still_match() {
+    let m = matcher(&[
+        Pattern::new(r"\d{3,}\s+\w+\s\d+"),
+        Pattern::new("cudaErrorLaunchFailure"),
+    ]);
+    assert_eq!(m.stats().unfiltered, 1);
+    let found = m.matches("at 1234 kernel 42 after cudaErrorLaunchFailure");
+    let ids: Vec<usize> = found.iter().map(|x| x.pattern).collect();
+    assert_eq!(ids, [1, 0]);
+    let mut lines = Vec::new();
+    m.scan(b"x\n99 a 1\n1234 kernel 42\n", |x| lines.push(x.line));
+    assert_eq!(lines, [2]);
+}
+
+#[test]
+fn chinese_and_invalid_utf8_text() {
+    let m = matcher(&[Pattern::new("非法内存访问"), Pattern::new("CUDA error")]);
+    let mut log = b"\xff\xfe garbage\n".to_vec();
+    log.extend_from_slice("运行时错误：遇到非法内存访问\n\u{0}CUDA error\n".as_bytes());
+    let mut hits = Vec::new();
+    m.scan(&log, |x| hits.push((x.line, x.pattern)));
+    assert_eq!(hits, [(1, 0), (2, 1)]);
+}
+
+#[test]
+fn bad_patterns_are_reported_by_index() {
+    let errors = Matcher::new(&[
+        Pattern::new("fine"),
+        Pattern::new("(unclosed"),
+        Pattern::new("(a{1000}){1000}"),
+        Pattern::new("x*"),
+        Pattern::new("a".repeat(10_000)),
+        Pattern::new("((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((x))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))"),
+    ])
+    .err()
+    .unwrap_or_default();
+    let indexes: Vec<usize> = errors.iter().map(|(i, _)| *i).collect();
+    assert_eq!(indexes, [1, 2, 3, 4, 5]);
+    assert!(errors[1].1.contains("more than"), "{}", errors[1].1);
+    assert!(errors[2].1.contains("empty string"), "{}", errors[2].1);
+}
+
+#[test]
+fn many_patterns_find_their_own_text_first() {
+    // A generated family of overlapping patterns: generic prefixes and specific tails.
+    let mut patterns = vec![
+        Pattern::new("CUDA error: .*"),
+        Pattern::new(r"RuntimeError: .+"),
+    ];
+    let mut texts = vec![String::new(), String::new()];
+    for i in 0..500 {
+        patterns.push(Pattern::new(format!(
+            r"CUDA error: failure number {i} in (?:kernel|launch) \w+"
+        )));
+        texts.push(format!(
+            "RuntimeError: CUDA error: failure number {i} in kernel gemm_{i}"
+        ));
+    }
+    let m = matcher(&patterns);
+    assert_eq!(m.stats().unfiltered, 0);
+    for (i, text) in texts.iter().enumerate().skip(2) {
+        let found = m.matches(text);
+        assert_eq!(found[0].pattern, i, "{text}: {found:?}");
+        // The generic ones match too, ranked after it.
+        assert_eq!(found.len(), 3, "{text}: {found:?}");
+    }
+}
