@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 pub mod cuda_errors;
+pub mod date;
 mod diagnostic;
 mod entry;
 mod frontmatter;

@@ -28,3 +28,68 @@ pub fn by_name(name: &str) -> Option<&'static CudaError> {
 pub fn by_code(code: i32) -> Option<&'static CudaError> {
     CUDA_ERRORS.iter().find(|e| e.code == code)
 }
+
+#[cfg(test)]
+mod tests {
+    //! Facts read from `driver_types.h` in `nvidia-cuda-runtime` 13.5.37. If a newer
+    //! header changes one of them, the table was regenerated: check the header and
+    //! update the fact here deliberately.
+
+    use std::collections::HashSet;
+
+    use super::*;
+
+    #[test]
+    fn table_is_generated() {
+        assert!(
+            CUDA_HEADER_SOURCE.starts_with("nvidia-cuda-runtime 13."),
+            "{CUDA_HEADER_SOURCE}"
+        );
+        assert!(CUDA_ERRORS.len() > 100, "only {} errors", CUDA_ERRORS.len());
+        assert_eq!(
+            CUDA_ERRORS.first().map(|e| (e.name, e.code)),
+            Some(("cudaSuccess", 0))
+        );
+    }
+
+    #[test]
+    fn facts_from_the_header() {
+        let code = |name: &str| by_name(name).map(|e| e.code);
+        assert_eq!(code("cudaErrorMemoryAllocation"), Some(2));
+        assert_eq!(code("cudaErrorCudartUnloading"), Some(4));
+        assert_eq!(code("cudaErrorIllegalAddress"), Some(700));
+        assert_eq!(code("cudaErrorLaunchFailure"), Some(719));
+        assert_eq!(code("cudaErrorUnknown"), Some(999));
+        assert_eq!(code("cudaErrorApiFailureBase"), Some(10000));
+        // Deprecated enumerators stay in the header, and so in the table.
+        assert_eq!(code("cudaErrorProfilerNotInitialized"), Some(6));
+        // A name people (and language models) invent: it is not in the runtime API.
+        assert_eq!(by_name("cudaErrorDriverNotReady"), None);
+        assert_eq!(
+            by_code(804).map(|e| e.name),
+            Some("cudaErrorCompatNotSupportedOnDevice")
+        );
+        assert_eq!(
+            by_name("cudaErrorIllegalAddress").map(|e| e.description),
+            Some(
+                "The device encountered a load or store instruction on an invalid memory address."
+            )
+        );
+    }
+
+    #[test]
+    fn names_and_codes_are_unique_and_described() {
+        let mut names = HashSet::new();
+        let mut codes = HashSet::new();
+        for e in CUDA_ERRORS {
+            assert!(names.insert(e.name), "duplicate name {}", e.name);
+            assert!(codes.insert(e.code), "duplicate code {}", e.code);
+            assert!(e.name.starts_with("cuda"), "{}", e.name);
+            assert!(
+                !e.description.trim().is_empty(),
+                "{} has no description",
+                e.name
+            );
+        }
+    }
+}

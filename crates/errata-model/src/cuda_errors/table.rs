@@ -2,7 +2,704 @@
 use super::CudaError;
 
 /// Where this table was generated from.
-pub const CUDA_HEADER_SOURCE: &str = "(not generated yet)";
+pub const CUDA_HEADER_SOURCE: &str =
+    "nvidia-cuda-runtime 13.5.37 (nvidia/cu13/include/driver_types.h)";
 
 /// Every `cudaError_t` enumerator, in header order.
-pub static CUDA_ERRORS: &[CudaError] = &[];
+pub static CUDA_ERRORS: &[CudaError] = &[
+    CudaError {
+        name: "cudaSuccess",
+        code: 0,
+        description: "The API call returned with no errors.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidValue",
+        code: 1,
+        description: "This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values.",
+    },
+    CudaError {
+        name: "cudaErrorMemoryAllocation",
+        code: 2,
+        description: "The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation.",
+    },
+    CudaError {
+        name: "cudaErrorInitializationError",
+        code: 3,
+        description: "The API call failed because the CUDA driver and runtime could not be initialized.",
+    },
+    CudaError {
+        name: "cudaErrorCudartUnloading",
+        code: 4,
+        description: "This indicates that a CUDA Runtime API call cannot be executed because it is being called during process shut down, at a point in time after CUDA driver has been unloaded.",
+    },
+    CudaError {
+        name: "cudaErrorProfilerDisabled",
+        code: 5,
+        description: "This indicates profiler is not initialized for this run.",
+    },
+    CudaError {
+        name: "cudaErrorProfilerNotInitialized",
+        code: 6,
+        description: "This error return is deprecated as of CUDA 5.0.",
+    },
+    CudaError {
+        name: "cudaErrorProfilerAlreadyStarted",
+        code: 7,
+        description: "This error return is deprecated as of CUDA 5.0.",
+    },
+    CudaError {
+        name: "cudaErrorProfilerAlreadyStopped",
+        code: 8,
+        description: "This error return is deprecated as of CUDA 5.0.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidConfiguration",
+        code: 9,
+        description: "This indicates that a kernel launch is requesting resources that can never be satisfied by the current device.",
+    },
+    CudaError {
+        name: "cudaErrorVersionTranslation",
+        code: 10,
+        description: "This indicates that the driver is newer than the runtime version and returned graph node parameter information that the runtime does not understand and is unable to translate.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidPitchValue",
+        code: 12,
+        description: "This indicates that one or more of the pitch-related parameters passed to the API call is not within the acceptable range for pitch.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidSymbol",
+        code: 13,
+        description: "This indicates that the symbol name/identifier passed to the API call is not a valid name or identifier.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidHostPointer",
+        code: 16,
+        description: "This indicates that at least one host pointer passed to the API call is not a valid host pointer.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidDevicePointer",
+        code: 17,
+        description: "This indicates that at least one device pointer passed to the API call is not a valid device pointer.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidTexture",
+        code: 18,
+        description: "This indicates that the texture passed to the API call is not a valid texture.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidTextureBinding",
+        code: 19,
+        description: "This indicates that the texture binding is not valid.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidChannelDescriptor",
+        code: 20,
+        description: "This indicates that the channel descriptor passed to the API call is not valid.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidMemcpyDirection",
+        code: 21,
+        description: "This indicates that the direction of the memcpy passed to the API call is not one of the types specified by cudaMemcpyKind.",
+    },
+    CudaError {
+        name: "cudaErrorAddressOfConstant",
+        code: 22,
+        description: "This indicated that the user has taken the address of a constant variable, which was forbidden up until the CUDA 3.1 release.",
+    },
+    CudaError {
+        name: "cudaErrorTextureFetchFailed",
+        code: 23,
+        description: "This indicated that a texture fetch was not able to be performed.",
+    },
+    CudaError {
+        name: "cudaErrorTextureNotBound",
+        code: 24,
+        description: "This indicated that a texture was not bound for access.",
+    },
+    CudaError {
+        name: "cudaErrorSynchronizationError",
+        code: 25,
+        description: "This indicated that a synchronization operation had failed.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidFilterSetting",
+        code: 26,
+        description: "This indicates that a non-float texture was being accessed with linear filtering.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidNormSetting",
+        code: 27,
+        description: "This indicates that an attempt was made to read an unsupported data type as a normalized float.",
+    },
+    CudaError {
+        name: "cudaErrorMixedDeviceExecution",
+        code: 28,
+        description: "Mixing of device and device emulation code was not allowed.",
+    },
+    CudaError {
+        name: "cudaErrorNotYetImplemented",
+        code: 31,
+        description: "This indicates that the API call is not yet implemented.",
+    },
+    CudaError {
+        name: "cudaErrorMemoryValueTooLarge",
+        code: 32,
+        description: "This indicated that an emulated device pointer exceeded the 32-bit address range.",
+    },
+    CudaError {
+        name: "cudaErrorStubLibrary",
+        code: 34,
+        description: "This indicates that the CUDA driver that the application has loaded is a stub library.",
+    },
+    CudaError {
+        name: "cudaErrorInsufficientDriver",
+        code: 35,
+        description: "This indicates that the installed NVIDIA CUDA driver is older than the CUDA runtime library.",
+    },
+    CudaError {
+        name: "cudaErrorCallRequiresNewerDriver",
+        code: 36,
+        description: "This indicates that the API call requires a newer CUDA driver than the one currently installed.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidSurface",
+        code: 37,
+        description: "This indicates that the surface passed to the API call is not a valid surface.",
+    },
+    CudaError {
+        name: "cudaErrorDuplicateVariableName",
+        code: 43,
+        description: "This indicates that multiple global or constant variables (across separate CUDA source files in the application) share the same string name.",
+    },
+    CudaError {
+        name: "cudaErrorDuplicateTextureName",
+        code: 44,
+        description: "This indicates that multiple textures (across separate CUDA source files in the application) share the same string name.",
+    },
+    CudaError {
+        name: "cudaErrorDuplicateSurfaceName",
+        code: 45,
+        description: "This indicates that multiple surfaces (across separate CUDA source files in the application) share the same string name.",
+    },
+    CudaError {
+        name: "cudaErrorDevicesUnavailable",
+        code: 46,
+        description: "This indicates that all CUDA devices are busy or unavailable at the current time.",
+    },
+    CudaError {
+        name: "cudaErrorIncompatibleDriverContext",
+        code: 49,
+        description: "This indicates that the current context is not compatible with this the CUDA Runtime.",
+    },
+    CudaError {
+        name: "cudaErrorMissingConfiguration",
+        code: 52,
+        description: "The device function being invoked (usually via cudaLaunchKernel()) was not previously configured via the cudaConfigureCall() function.",
+    },
+    CudaError {
+        name: "cudaErrorPriorLaunchFailure",
+        code: 53,
+        description: "This indicated that a previous kernel launch failed.",
+    },
+    CudaError {
+        name: "cudaErrorLaunchMaxDepthExceeded",
+        code: 65,
+        description: "This error indicates that a device runtime grid launch did not occur because the depth of the child grid would exceed the maximum supported number of nested grid launches.",
+    },
+    CudaError {
+        name: "cudaErrorLaunchFileScopedTex",
+        code: 66,
+        description: "This error indicates that a grid launch did not occur because the kernel uses file-scoped textures which are unsupported by the device runtime.",
+    },
+    CudaError {
+        name: "cudaErrorLaunchFileScopedSurf",
+        code: 67,
+        description: "This error indicates that a grid launch did not occur because the kernel uses file-scoped surfaces which are unsupported by the device runtime.",
+    },
+    CudaError {
+        name: "cudaErrorSyncDepthExceeded",
+        code: 68,
+        description: "This error indicates that a call to cudaDeviceSynchronize made from the device runtime failed because the call was made at grid depth greater than than either the default (2 levels of grids) or user specified device limit cudaLimitDevRuntimeSyncDepth.",
+    },
+    CudaError {
+        name: "cudaErrorLaunchPendingCountExceeded",
+        code: 69,
+        description: "This error indicates that a device runtime grid launch failed because the launch would exceed the limit cudaLimitDevRuntimePendingLaunchCount.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidDeviceFunction",
+        code: 98,
+        description: "The requested device function does not exist or is not compiled for the proper device architecture.",
+    },
+    CudaError {
+        name: "cudaErrorNoDevice",
+        code: 100,
+        description: "This indicates that no CUDA-capable devices were detected by the installed CUDA driver.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidDevice",
+        code: 101,
+        description: "This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.",
+    },
+    CudaError {
+        name: "cudaErrorDeviceNotLicensed",
+        code: 102,
+        description: "This indicates that the device doesn't have a valid Grid License.",
+    },
+    CudaError {
+        name: "cudaErrorSoftwareValidityNotEstablished",
+        code: 103,
+        description: "By default, the CUDA runtime may perform a minimal set of self-tests, as well as CUDA driver tests, to establish the validity of both.",
+    },
+    CudaError {
+        name: "cudaErrorStartupFailure",
+        code: 127,
+        description: "This indicates an internal startup failure in the CUDA runtime.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidKernelImage",
+        code: 200,
+        description: "This indicates that the device kernel image is invalid.",
+    },
+    CudaError {
+        name: "cudaErrorDeviceUninitialized",
+        code: 201,
+        description: "This most frequently indicates that there is no context bound to the current thread.",
+    },
+    CudaError {
+        name: "cudaErrorMapBufferObjectFailed",
+        code: 205,
+        description: "This indicates that the buffer object could not be mapped.",
+    },
+    CudaError {
+        name: "cudaErrorUnmapBufferObjectFailed",
+        code: 206,
+        description: "This indicates that the buffer object could not be unmapped.",
+    },
+    CudaError {
+        name: "cudaErrorArrayIsMapped",
+        code: 207,
+        description: "This indicates that the specified array is currently mapped and thus cannot be destroyed.",
+    },
+    CudaError {
+        name: "cudaErrorAlreadyMapped",
+        code: 208,
+        description: "This indicates that the resource is already mapped.",
+    },
+    CudaError {
+        name: "cudaErrorNoKernelImageForDevice",
+        code: 209,
+        description: "This indicates that there is no kernel image available that is suitable for the device.",
+    },
+    CudaError {
+        name: "cudaErrorAlreadyAcquired",
+        code: 210,
+        description: "This indicates that a resource has already been acquired.",
+    },
+    CudaError {
+        name: "cudaErrorNotMapped",
+        code: 211,
+        description: "This indicates that a resource is not mapped.",
+    },
+    CudaError {
+        name: "cudaErrorNotMappedAsArray",
+        code: 212,
+        description: "This indicates that a mapped resource is not available for access as an array.",
+    },
+    CudaError {
+        name: "cudaErrorNotMappedAsPointer",
+        code: 213,
+        description: "This indicates that a mapped resource is not available for access as a pointer.",
+    },
+    CudaError {
+        name: "cudaErrorECCUncorrectable",
+        code: 214,
+        description: "This indicates that an uncorrectable ECC error was detected during execution.",
+    },
+    CudaError {
+        name: "cudaErrorUnsupportedLimit",
+        code: 215,
+        description: "This indicates that the cudaLimit passed to the API call is not supported by the active device.",
+    },
+    CudaError {
+        name: "cudaErrorDeviceAlreadyInUse",
+        code: 216,
+        description: "This indicates that a call tried to access an exclusive-thread device that is already in use by a different thread.",
+    },
+    CudaError {
+        name: "cudaErrorPeerAccessUnsupported",
+        code: 217,
+        description: "This error indicates that P2P access is not supported across the given devices.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidPtx",
+        code: 218,
+        description: "A PTX compilation failed.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidGraphicsContext",
+        code: 219,
+        description: "This indicates an error with the OpenGL or DirectX context.",
+    },
+    CudaError {
+        name: "cudaErrorNvlinkUncorrectable",
+        code: 220,
+        description: "This indicates that an uncorrectable NVLink error was detected during the execution.",
+    },
+    CudaError {
+        name: "cudaErrorJitCompilerNotFound",
+        code: 221,
+        description: "This indicates that the PTX JIT compiler library was not found.",
+    },
+    CudaError {
+        name: "cudaErrorUnsupportedPtxVersion",
+        code: 222,
+        description: "This indicates that the provided PTX was compiled with an unsupported toolchain.",
+    },
+    CudaError {
+        name: "cudaErrorJitCompilationDisabled",
+        code: 223,
+        description: "This indicates that the JIT compilation was disabled.",
+    },
+    CudaError {
+        name: "cudaErrorUnsupportedExecAffinity",
+        code: 224,
+        description: "This indicates that the provided execution affinity is not supported by the device.",
+    },
+    CudaError {
+        name: "cudaErrorUnsupportedDevSideSync",
+        code: 225,
+        description: "This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.",
+    },
+    CudaError {
+        name: "cudaErrorContained",
+        code: 226,
+        description: "This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability.",
+    },
+    CudaError {
+        name: "cudaErrorInsufficientLoaderVersion",
+        code: 227,
+        description: "This indicates that loader version is insufficient for Fatbin",
+    },
+    CudaError {
+        name: "cudaErrorInvalidSource",
+        code: 300,
+        description: "This indicates that the device kernel source is invalid.",
+    },
+    CudaError {
+        name: "cudaErrorFileNotFound",
+        code: 301,
+        description: "This indicates that the file specified was not found.",
+    },
+    CudaError {
+        name: "cudaErrorSharedObjectSymbolNotFound",
+        code: 302,
+        description: "This indicates that a link to a shared object failed to resolve.",
+    },
+    CudaError {
+        name: "cudaErrorSharedObjectInitFailed",
+        code: 303,
+        description: "This indicates that initialization of a shared object failed.",
+    },
+    CudaError {
+        name: "cudaErrorOperatingSystem",
+        code: 304,
+        description: "This error indicates that an OS call failed.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidResourceHandle",
+        code: 400,
+        description: "This indicates that a resource handle passed to the API call was not valid.",
+    },
+    CudaError {
+        name: "cudaErrorIllegalState",
+        code: 401,
+        description: "This indicates that a resource required by the API call is not in a valid state to perform the requested operation.",
+    },
+    CudaError {
+        name: "cudaErrorLossyQuery",
+        code: 402,
+        description: "This indicates an attempt was made to introspect an object in a way that would discard semantically important information.",
+    },
+    CudaError {
+        name: "cudaErrorSymbolNotFound",
+        code: 500,
+        description: "This indicates that a named symbol was not found.",
+    },
+    CudaError {
+        name: "cudaErrorNotReady",
+        code: 600,
+        description: "This indicates that asynchronous operations issued previously have not completed yet.",
+    },
+    CudaError {
+        name: "cudaErrorIllegalAddress",
+        code: 700,
+        description: "The device encountered a load or store instruction on an invalid memory address.",
+    },
+    CudaError {
+        name: "cudaErrorLaunchOutOfResources",
+        code: 701,
+        description: "This indicates that a launch did not occur because it did not have appropriate resources.",
+    },
+    CudaError {
+        name: "cudaErrorLaunchTimeout",
+        code: 702,
+        description: "This indicates that the device kernel took too long to execute.",
+    },
+    CudaError {
+        name: "cudaErrorLaunchIncompatibleTexturing",
+        code: 703,
+        description: "This error indicates a kernel launch that uses an incompatible texturing mode.",
+    },
+    CudaError {
+        name: "cudaErrorPeerAccessAlreadyEnabled",
+        code: 704,
+        description: "This error indicates that a call to cudaDeviceEnablePeerAccess() is trying to re-enable peer addressing on from a context which has already had peer addressing enabled.",
+    },
+    CudaError {
+        name: "cudaErrorPeerAccessNotEnabled",
+        code: 705,
+        description: "This error indicates that cudaDeviceDisablePeerAccess() is trying to disable peer addressing which has not been enabled yet via cudaDeviceEnablePeerAccess().",
+    },
+    CudaError {
+        name: "cudaErrorSetOnActiveProcess",
+        code: 708,
+        description: "This indicates that the user has called cudaSetValidDevices(), cudaSetDeviceFlags(), cudaD3D9SetDirect3DDevice(), cudaD3D10SetDirect3DDevice, cudaD3D11SetDirect3DDevice(), or cudaVDPAUSetVDPAUDevice() after initializing the CUDA runtime by calling non-device management operations (allocating memory and launching kernels are examples of non-device management operations).",
+    },
+    CudaError {
+        name: "cudaErrorContextIsDestroyed",
+        code: 709,
+        description: "This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized.",
+    },
+    CudaError {
+        name: "cudaErrorAssert",
+        code: 710,
+        description: "An assert triggered in device code during kernel execution.",
+    },
+    CudaError {
+        name: "cudaErrorTooManyPeers",
+        code: 711,
+        description: "This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cudaEnablePeerAccess().",
+    },
+    CudaError {
+        name: "cudaErrorHostMemoryAlreadyRegistered",
+        code: 712,
+        description: "This error indicates that the memory range passed to cudaHostRegister() has already been registered.",
+    },
+    CudaError {
+        name: "cudaErrorHostMemoryNotRegistered",
+        code: 713,
+        description: "This error indicates that the pointer passed to cudaHostUnregister() does not correspond to any currently registered memory region.",
+    },
+    CudaError {
+        name: "cudaErrorHardwareStackError",
+        code: 714,
+        description: "Device encountered an error in the call stack during kernel execution, possibly due to stack corruption or exceeding the stack size limit.",
+    },
+    CudaError {
+        name: "cudaErrorIllegalInstruction",
+        code: 715,
+        description: "The device encountered an illegal instruction during kernel execution This leaves the process in an inconsistent state and any further CUDA work will return the same error.",
+    },
+    CudaError {
+        name: "cudaErrorMisalignedAddress",
+        code: 716,
+        description: "The device encountered a load or store instruction on a memory address which is not aligned.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidAddressSpace",
+        code: 717,
+        description: "While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidPc",
+        code: 718,
+        description: "The device encountered an invalid program counter.",
+    },
+    CudaError {
+        name: "cudaErrorLaunchFailure",
+        code: 719,
+        description: "An exception occurred on the device while executing a kernel.",
+    },
+    CudaError {
+        name: "cudaErrorCooperativeLaunchTooLarge",
+        code: 720,
+        description: "This error indicates that the number of blocks launched per grid for a kernel that was launched via either cudaLaunchCooperativeKernel exceeds the maximum number of blocks as allowed by cudaOccupancyMaxActiveBlocksPerMultiprocessor or cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute cudaDevAttrMultiProcessorCount.",
+    },
+    CudaError {
+        name: "cudaErrorTensorMemoryLeak",
+        code: 721,
+        description: "An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated.",
+    },
+    CudaError {
+        name: "cudaErrorNotPermitted",
+        code: 800,
+        description: "This error indicates the attempted operation is not permitted.",
+    },
+    CudaError {
+        name: "cudaErrorNotSupported",
+        code: 801,
+        description: "This error indicates the attempted operation is not supported on the current system or device.",
+    },
+    CudaError {
+        name: "cudaErrorSystemNotReady",
+        code: 802,
+        description: "This error indicates that the system is not yet ready to start any CUDA work.",
+    },
+    CudaError {
+        name: "cudaErrorSystemDriverMismatch",
+        code: 803,
+        description: "This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver.",
+    },
+    CudaError {
+        name: "cudaErrorCompatNotSupportedOnDevice",
+        code: 804,
+        description: "This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration.",
+    },
+    CudaError {
+        name: "cudaErrorMpsConnectionFailed",
+        code: 805,
+        description: "This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.",
+    },
+    CudaError {
+        name: "cudaErrorMpsRpcFailure",
+        code: 806,
+        description: "This error indicates that the remote procedural call between the MPS server and the MPS client failed.",
+    },
+    CudaError {
+        name: "cudaErrorMpsServerNotReady",
+        code: 807,
+        description: "This error indicates that the MPS server is not ready to accept new MPS client requests.",
+    },
+    CudaError {
+        name: "cudaErrorMpsMaxClientsReached",
+        code: 808,
+        description: "This error indicates that the hardware resources required to create MPS client have been exhausted.",
+    },
+    CudaError {
+        name: "cudaErrorMpsMaxConnectionsReached",
+        code: 809,
+        description: "This error indicates the the hardware resources required to device connections have been exhausted.",
+    },
+    CudaError {
+        name: "cudaErrorMpsClientTerminated",
+        code: 810,
+        description: "This error indicates that the MPS client has been terminated by the server.",
+    },
+    CudaError {
+        name: "cudaErrorCdpNotSupported",
+        code: 811,
+        description: "This error indicates, that the program is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.",
+    },
+    CudaError {
+        name: "cudaErrorCdpVersionMismatch",
+        code: 812,
+        description: "This error indicates, that the program contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.",
+    },
+    CudaError {
+        name: "cudaErrorStreamCaptureUnsupported",
+        code: 900,
+        description: "The operation is not permitted when the stream is capturing.",
+    },
+    CudaError {
+        name: "cudaErrorStreamCaptureInvalidated",
+        code: 901,
+        description: "The current capture sequence on the stream has been invalidated due to a previous error.",
+    },
+    CudaError {
+        name: "cudaErrorStreamCaptureMerge",
+        code: 902,
+        description: "The operation would have resulted in a merge of two independent capture sequences.",
+    },
+    CudaError {
+        name: "cudaErrorStreamCaptureUnmatched",
+        code: 903,
+        description: "The capture was not initiated in this stream.",
+    },
+    CudaError {
+        name: "cudaErrorStreamCaptureUnjoined",
+        code: 904,
+        description: "The capture sequence contains a fork that was not joined to the primary stream.",
+    },
+    CudaError {
+        name: "cudaErrorStreamCaptureIsolation",
+        code: 905,
+        description: "A dependency would have been created which crosses the capture sequence boundary.",
+    },
+    CudaError {
+        name: "cudaErrorStreamCaptureImplicit",
+        code: 906,
+        description: "The operation would have resulted in a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.",
+    },
+    CudaError {
+        name: "cudaErrorCapturedEvent",
+        code: 907,
+        description: "The operation is not permitted on an event which was last recorded in a capturing stream.",
+    },
+    CudaError {
+        name: "cudaErrorStreamCaptureWrongThread",
+        code: 908,
+        description: "A stream capture sequence not initiated with the cudaStreamCaptureModeRelaxed argument to cudaStreamBeginCapture was passed to cudaStreamEndCapture in a different thread.",
+    },
+    CudaError {
+        name: "cudaErrorTimeout",
+        code: 909,
+        description: "This indicates that the wait operation has timed out.",
+    },
+    CudaError {
+        name: "cudaErrorGraphExecUpdateFailure",
+        code: 910,
+        description: "This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.",
+    },
+    CudaError {
+        name: "cudaErrorExternalDevice",
+        code: 911,
+        description: "This indicates that an error has occurred in a device outside of GPU.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidClusterSize",
+        code: 912,
+        description: "This indicates that a kernel launch error has occurred due to cluster misconfiguration.",
+    },
+    CudaError {
+        name: "cudaErrorFunctionNotLoaded",
+        code: 913,
+        description: "Indiciates a function handle is not loaded when calling an API that requires a loaded function.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidResourceType",
+        code: 914,
+        description: "This error indicates one or more resources passed in are not valid resource types for the operation.",
+    },
+    CudaError {
+        name: "cudaErrorInvalidResourceConfiguration",
+        code: 915,
+        description: "This error indicates one or more resources are insufficient or non-applicable for the operation.",
+    },
+    CudaError {
+        name: "cudaErrorStreamDetached",
+        code: 917,
+        description: "This error indicates that the requested operation is not permitted because the stream is in a detached state.",
+    },
+    CudaError {
+        name: "cudaErrorGraphRecaptureFailure",
+        code: 918,
+        description: "This error indicates that a graph recapture failed and had to be terminated.",
+    },
+    CudaError {
+        name: "cudaErrorFabricNotReady",
+        code: 919,
+        description: "This error indicates GPU fabric is not ready within the bounded wait while the fabric manager probe is still in progress.",
+    },
+    CudaError {
+        name: "cudaErrorUnknown",
+        code: 999,
+        description: "This indicates that an unknown internal error has occurred.",
+    },
+    CudaError {
+        name: "cudaErrorApiFailureBase",
+        code: 10000,
+        description: "Any unhandled CUDA driver error is added to this value and returned via the runtime.",
+    },
+];

@@ -1,0 +1,72 @@
+//! `empty-field` (error): a required text field is blank.
+//!
+//! `signature`, `regex`, `domain`, `category`, `root_cause`, `root_cause_type`, each
+//! version's `version`, each dead end's `why_fails`, and each workaround's `action` and
+//! `how` must say something. (Empty dead-end actions have their own rule,
+//! `empty-dead-end-action`; empty Chinese fields are `zh-missing`.)
+
+use errata_load::EntryDoc;
+use errata_model::{Anchor, Diagnostic};
+
+use super::diag;
+use crate::context::Ctx;
+
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+    let Some(e) = &doc.entry else { return };
+    let mut fields: Vec<(String, &str)> = vec![
+        ("/signature".into(), &e.signature),
+        ("/regex".into(), &e.regex),
+        ("/domain".into(), &e.domain),
+        ("/category".into(), &e.category),
+        ("/root_cause".into(), &e.root_cause),
+        ("/root_cause_type".into(), &e.root_cause_type),
+    ];
+    fields.extend(
+        e.versions
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("/versions/{i}/version"), v.version.as_str())),
+    );
+    fields.extend(
+        e.dead_ends
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (format!("/dead_ends/{i}/why_fails"), d.why_fails.as_str())),
+    );
+    for (i, w) in e.workarounds.iter().enumerate() {
+        fields.push((format!("/workarounds/{i}/action"), &w.action));
+        fields.push((format!("/workarounds/{i}/how"), &w.how));
+    }
+    for (pointer, text) in fields {
+        // Only report present-but-blank values; a missing key is a `schema` error.
+        if text.trim().is_empty() && doc.value.pointer(&pointer).is_some() {
+            let name = pointer.rsplit('/').next().unwrap_or_default().to_string();
+            out.push(
+                diag(
+                    "empty-field",
+                    &doc.path,
+                    Anchor::Value(pointer),
+                    format!("`{name}` is empty"),
+                )
+                .with_help("fill it in"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+
+    #[test]
+    fn blank_required_text() {
+        let mut e = valid_entry("cuda/a");
+        e["root_cause"] = "".into();
+        e["workarounds"][0]["how"] = " ".into();
+        let ptrs: Vec<_> = entry_diags(&e, "empty-field")
+            .iter()
+            .filter_map(|d| d.pointer().map(String::from))
+            .collect();
+        assert_eq!(ptrs, ["/root_cause", "/workarounds/0/how"]);
+    }
+}

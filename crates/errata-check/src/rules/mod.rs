@@ -1,0 +1,207 @@
+//! The rules, one module each. A module's `//!` doc comment is its `errata explain` page
+//! (collected by `build.rs`); its first line gives the id, default severity and summary.
+//!
+//! A rule module exposes any of:
+//! - `entry(cx, doc, out)`: runs on each entry file that parsed as JSON;
+//! - `article(cx, doc, out)`: runs on each article and translation;
+//! - `corpus(cx, out)`: runs once, across files.
+
+use std::path::Path;
+
+use errata_load::{ArticleDoc, EntryDoc};
+use errata_model::{Anchor, Diagnostic, Severity};
+use rayon::prelude::*;
+
+use crate::context::Ctx;
+
+mod asymmetric_edge;
+mod broken_link;
+mod code_block_no_lang;
+mod date_format;
+mod date_in_future;
+mod date_order;
+mod duplicate_id;
+mod empty_dead_end_action;
+mod empty_field;
+mod error_code_unknown;
+mod evidence_mismatch;
+mod file_too_large;
+mod frontmatter;
+mod heading_skip;
+mod id_path_mismatch;
+mod json_syntax;
+mod link_dead;
+mod link_redirect;
+mod mojibake;
+mod rate_range;
+mod redundant_how;
+mod regex_invalid;
+mod regex_no_match;
+mod regex_overlap;
+mod schema;
+mod snippet_annotation;
+mod stale;
+mod translation_outdated;
+mod unknown_reference;
+mod unreadable;
+mod unsafe_url;
+mod zh_count_mismatch;
+mod zh_missing;
+mod zh_untranslated;
+
+/// A rule's identity and documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleInfo {
+    /// The stable id, e.g. `date-order`.
+    pub id: &'static str,
+    /// Default severity (overridable in `errata.toml`).
+    pub severity: Severity,
+    /// One line.
+    pub summary: &'static str,
+    /// The full explanation (Markdown).
+    pub doc: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/rules_table.rs"));
+
+/// Looks a rule up by id.
+pub fn rule_info(id: &str) -> Option<&'static RuleInfo> {
+    RULES.iter().find(|r| r.id == id)
+}
+
+type EntryRule = fn(&Ctx<'_>, &EntryDoc, &mut Vec<Diagnostic>);
+type ArticleRule = fn(&Ctx<'_>, &ArticleDoc, &mut Vec<Diagnostic>);
+type CorpusRule = fn(&Ctx<'_>, &mut Vec<Diagnostic>);
+
+const ENTRY_RULES: &[EntryRule] = &[
+    schema::entry,
+    id_path_mismatch::entry,
+    date_format::entry,
+    date_order::entry,
+    date_in_future::entry,
+    rate_range::entry,
+    empty_dead_end_action::entry,
+    empty_field::entry,
+    zh_missing::entry,
+    zh_untranslated::entry,
+    zh_count_mismatch::entry,
+    regex_invalid::entry,
+    regex_no_match::entry,
+    unsafe_url::entry,
+    error_code_unknown::entry,
+    mojibake::entry,
+    redundant_how::entry,
+    evidence_mismatch::entry,
+    stale::entry,
+    snippet_annotation::entry,
+];
+
+const ARTICLE_RULES: &[ArticleRule] = &[
+    frontmatter::article,
+    id_path_mismatch::article,
+    broken_link::article,
+    code_block_no_lang::article,
+    snippet_annotation::article,
+    heading_skip::article,
+    date_format::article,
+    date_in_future::article,
+    mojibake::article,
+    unsafe_url::article,
+    unknown_reference::article,
+    translation_outdated::article,
+];
+
+const CORPUS_RULES: &[CorpusRule] = &[
+    duplicate_id::corpus,
+    unknown_reference::corpus,
+    asymmetric_edge::corpus,
+    regex_overlap::corpus,
+];
+
+pub(crate) fn run_all(cx: &Ctx<'_>) -> Vec<Diagnostic> {
+    let per_entry = cx.kb.entries.par_iter().flat_map_iter(|doc| {
+        let mut out = Vec::new();
+        for rule in ENTRY_RULES {
+            rule(cx, doc, &mut out);
+        }
+        out
+    });
+    let per_article = cx.kb.articles.par_iter().flat_map_iter(|doc| {
+        let mut out = Vec::new();
+        for rule in ARTICLE_RULES {
+            rule(cx, doc, &mut out);
+        }
+        out
+    });
+    let mut all: Vec<Diagnostic> = per_entry.chain(per_article).collect();
+    for rule in CORPUS_RULES {
+        rule(cx, &mut all);
+    }
+    all
+}
+
+/// A diagnostic with the rule's default severity.
+pub(crate) fn diag(
+    rule: &'static str,
+    file: &Path,
+    anchor: Anchor,
+    message: impl Into<String>,
+) -> Diagnostic {
+    let severity = rule_info(rule).map_or(Severity::Error, |r| r.severity);
+    Diagnostic {
+        severity,
+        ..Diagnostic::error(rule, file, anchor, message)
+    }
+}
+
+/// Every date-valued JSON pointer of an entry, with its value (when it is a string).
+pub(crate) fn entry_dates(value: &serde_json::Value) -> Vec<(String, &str)> {
+    let mut out = Vec::new();
+    for key in ["first_seen", "last_confirmed", "last_updated"] {
+        if let Some(s) = value.get(key).and_then(|v| v.as_str()) {
+            out.push((format!("/{key}"), s));
+        }
+    }
+    if let Some(versions) = value.get("versions").and_then(|v| v.as_array()) {
+        for (i, v) in versions.iter().enumerate() {
+            for key in ["introduced", "deprecated", "removed"] {
+                if let Some(s) = v.get(key).and_then(|v| v.as_str()) {
+                    out.push((format!("/versions/{i}/{key}"), s));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every string in a JSON value with its pointer, in document order.
+pub(crate) fn strings_with_pointers<'v>(
+    value: &'v serde_json::Value,
+    pointer: &mut String,
+    out: &mut Vec<(String, &'v str)>,
+) {
+    match value {
+        serde_json::Value::String(s) => out.push((pointer.clone(), s)),
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = pointer.len();
+                pointer.push_str(&format!("/{i}"));
+                strings_with_pointers(item, pointer, out);
+                pointer.truncate(len);
+            }
+        }
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                strings_with_pointers(v, pointer, out);
+                pointer.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing;

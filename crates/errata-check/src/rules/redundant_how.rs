@@ -1,0 +1,48 @@
+//! `redundant-how` (warning): a workaround's `how` only repeats its `action`.
+//!
+//! `action` is the short imperative ("Synchronise before freeing"); `how` is the detail a
+//! reader needs to do it (which call, where, with what arguments). A `how` whose words are
+//! the same as the action's (or contained in it) adds nothing.
+
+use errata_load::EntryDoc;
+use errata_model::{Anchor, Diagnostic};
+
+use super::diag;
+use crate::context::Ctx;
+use crate::text::normalized_words;
+
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+    let Some(e) = &doc.entry else { return };
+    for (i, w) in e.workarounds.iter().enumerate() {
+        let (action, how) = (normalized_words(&w.action), normalized_words(&w.how));
+        if how.is_empty() {
+            continue;
+        }
+        let repeats = how == action || action.windows(how.len()).any(|win| win == how.as_slice());
+        if repeats {
+            out.push(
+                diag(
+                    "redundant-how",
+                    &doc.path,
+                    Anchor::Value(format!("/workarounds/{i}/how")),
+                    "`how` repeats `action`",
+                )
+                .with_help(
+                    "keep `action` short and put the concrete steps (calls, flags, code) in `how`",
+                ),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+
+    #[test]
+    fn copy_pasted_how() {
+        let mut e = valid_entry("cuda/a");
+        e["workarounds"][0]["how"] = e["workarounds"][0]["action"].clone();
+        assert_eq!(entry_diags(&e, "redundant-how").len(), 1);
+    }
+}

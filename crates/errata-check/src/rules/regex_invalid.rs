@@ -1,0 +1,51 @@
+//! `regex-invalid` (error): an entry's `regex` does not compile.
+//!
+//! Regexes are compiled exactly as downstream tools compile them: with the Rust `regex`
+//! crate (no look-around, no back-references), under a 1 MiB program-size limit and a
+//! nesting limit of 64, and at most 4096 bytes long, so that a hostile pattern cannot
+//! exhaust a consumer's memory.
+
+use errata_load::EntryDoc;
+use errata_model::{Anchor, Diagnostic};
+
+use super::diag;
+use crate::context::Ctx;
+
+pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+    if let Some(Err(why)) = regex_of(cx, doc) {
+        let first_line = why.lines().last().unwrap_or(why).trim().to_string();
+        out.push(
+            diag("regex-invalid", &doc.path, Anchor::Value("/regex".into()), format!("regex does not compile: {first_line}"))
+                .with_help("use Rust `regex` syntax (no look-around or back-references); escape literal `( ) [ ] . * + ?`"),
+        );
+    }
+}
+
+/// The compiled regex of an entry, looked up by position in the knowledge base.
+pub(super) fn regex_of<'c>(
+    cx: &'c Ctx<'_>,
+    doc: &EntryDoc,
+) -> Option<&'c Result<crate::regex_index::CompiledRegex, String>> {
+    // `doc` is an element of `cx.kb.entries`: its index follows from its address.
+    let base = cx.kb.entries.as_ptr() as usize;
+    let i = (doc as *const EntryDoc as usize).checked_sub(base)?
+        / std::mem::size_of::<EntryDoc>().max(1);
+    if !std::ptr::eq(cx.kb.entries.get(i)?, doc) {
+        return None;
+    }
+    cx.regexes.get(i)?.as_ref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+
+    #[test]
+    fn lookaround_unbalanced_and_huge() {
+        for bad in [r"(?<=CUDA) error", "illegal (memory", r"(a{1000}){1000}"] {
+            let mut e = valid_entry("cuda/a");
+            e["regex"] = bad.into();
+            assert_eq!(entry_diags(&e, "regex-invalid").len(), 1, "{bad}");
+        }
+    }
+}

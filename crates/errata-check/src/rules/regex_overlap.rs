@@ -1,0 +1,85 @@
+//! `regex-overlap` (warning): an entry's regex also matches another entry's signature.
+//!
+//! When two entries' regexes match the same message, a log scanner reports both and the
+//! reader must guess. Make the regexes more specific (anchor them, include the
+//! distinguishing words) or merge the entries. Uses a literal prefilter, so checking
+//! 10,000 entries against each other stays fast.
+
+use errata_model::{Anchor, Diagnostic};
+
+use super::diag;
+use crate::context::Ctx;
+use crate::regex_index::RegexIndex;
+
+pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
+    let entries = &cx.kb.entries;
+    let compiled: Vec<_> = cx
+        .regexes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| match (r, &entries[i].entry) {
+            (Some(Ok(re)), Some(e)) => Some((i, &re.regex, e.regex.as_str())),
+            _ => None,
+        })
+        .collect();
+    let index = RegexIndex::new(compiled);
+    use rayon::prelude::*;
+    let found: Vec<Diagnostic> = entries
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(j, doc)| {
+            let mut local = Vec::new();
+            if let Some(target) = &doc.entry
+                && !target.signature.is_empty()
+            {
+                for i in index.matching(&target.signature) {
+                    if i == j {
+                        continue;
+                    }
+                    let Some(owner) = &entries[i].entry else { continue };
+                    if owner.id == target.id {
+                        continue;
+                    }
+                    local.push(
+                        diag("regex-overlap", &entries[i].path, Anchor::Value("/regex".into()), format!("regex also matches the signature of `{}`", target.id))
+                            .with_help("make the regex more specific (anchor it, add the distinguishing words), or merge the entries"),
+                    );
+                }
+            }
+            local
+        })
+        .collect();
+    out.extend(found);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+
+    #[test]
+    fn generic_regex_matches_specific_signature() {
+        let mut generic = valid_entry("cuda/generic");
+        generic["signature"] = "CUDA error: an illegal memory access was encountered".into();
+        generic["regex"] = "illegal memory access was encountered".into();
+        let mut specific = valid_entry("cuda/specific");
+        specific["signature"] =
+            "CUDA error: an illegal memory access was encountered after a cudaFree call".into();
+        specific["regex"] = "illegal memory access was encountered after a cudaFree".into();
+        let diags = only(
+            check_files(&[
+                (
+                    "signatures/cuda/generic.json",
+                    serde_json::to_string(&generic).unwrap(),
+                ),
+                (
+                    "signatures/cuda/specific.json",
+                    serde_json::to_string(&specific).unwrap(),
+                ),
+            ]),
+            "regex-overlap",
+        );
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(diags[0].file.ends_with("generic.json"));
+        assert_eq!(diags[0].severity, errata_model::Severity::Warning);
+    }
+}

@@ -1,0 +1,74 @@
+//! `zh-untranslated` (error): a Chinese field is not in Chinese.
+//!
+//! A `_zh` field fails when it equals its English counterpart, or when, after removing
+//! `code spans`, URLs and identifiers (which legitimately stay in English), less than
+//! half of what remains is Chinese: Han characters are counted one unit each and English
+//! words one unit each. "在释放张量之前调用 `torch.cuda.synchronize()`" passes; an
+//! English sentence pasted into `workarounds_zh` does not.
+
+use errata_load::EntryDoc;
+use errata_model::{Anchor, Diagnostic};
+
+use super::diag;
+use super::zh_missing::zh_fields;
+use crate::context::Ctx;
+use crate::text::chinese_share;
+
+/// Below this share of Chinese (Han characters vs English words) a `_zh` text is English.
+const MIN_CHINESE_SHARE: f64 = 0.5;
+
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+    let Some(e) = &doc.entry else { return };
+    for (i, (pointer, text)) in zh_fields(e).into_iter().enumerate() {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let english = match i {
+            0 => Some(e.signature.as_str()),
+            1 => Some(e.root_cause.as_str()),
+            n => e.workarounds.get(n - 2).map(|w| w.action.as_str()),
+        };
+        let same = english.is_some_and(|en| en.trim() == text.trim())
+            || e.workarounds.iter().any(|w| w.how.trim() == text.trim());
+        let share = chinese_share(text);
+        if same || share.is_some_and(|s| s < MIN_CHINESE_SHARE) {
+            let why = if same {
+                "is identical to the English text".to_string()
+            } else {
+                format!(
+                    "is mostly English ({:.0}% Chinese)",
+                    share.unwrap_or(0.0) * 100.0
+                )
+            };
+            out.push(
+                diag(
+                    "zh-untranslated",
+                    &doc.path,
+                    Anchor::Value(pointer),
+                    format!("Chinese field {why}"),
+                )
+                .with_help(
+                    "translate it into Simplified Chinese; keep code and API names in `backticks`",
+                ),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+
+    #[test]
+    fn english_in_zh_fields() {
+        let mut e = valid_entry("cuda/a");
+        e["workarounds_zh"][0] =
+            "Bound-check the index against the allocation size before the load.".into();
+        e["signature_zh"] = e["signature"].clone();
+        let ptrs: Vec<_> = entry_diags(&e, "zh-untranslated")
+            .iter()
+            .filter_map(|d| d.pointer().map(String::from))
+            .collect();
+        assert_eq!(ptrs, ["/signature_zh", "/workarounds_zh/0"]);
+    }
+}
