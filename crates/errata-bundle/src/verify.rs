@@ -1,0 +1,146 @@
+//! `errata bundle verify`: everything that can be wrong with a bundle file, each problem
+//! naming the member (or file) at fault.
+
+use std::path::Path;
+
+use errata_consumer::archive::Archive;
+use errata_consumer::{ENTRIES, MANIFEST, Manifest};
+
+use crate::SHA256SUMS;
+use crate::write::parse_sums;
+
+/// The manifest schema, as committed in `schema/bundle-manifest.schema.json`. Embedded:
+/// a bundle is never checked against a schema it carries itself.
+pub const MANIFEST_SCHEMA: &str = include_str!("../../../schema/bundle-manifest.schema.json");
+
+/// The outcome of verifying one bundle file.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyReport {
+    /// The manifest, when it could be read.
+    pub manifest: Option<Manifest>,
+    /// Each problem, as `<member or file>: <what is wrong>`; empty when the bundle is
+    /// intact.
+    pub problems: Vec<String>,
+}
+
+impl VerifyReport {
+    /// True when nothing is wrong.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Verifies `path`: its line in the `SHA256SUMS` beside it, that it is a well-formed
+/// archive, the manifest against the manifest schema, every member's size and sha256
+/// against the manifest, that nothing is missing or extra, and that `entries.json`
+/// holds the number of entries the manifest counts.
+pub fn verify(path: &Path) -> VerifyReport {
+    let mut report = VerifyReport::default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            report.problems.push(format!("{}: {e}", path.display()));
+            return report;
+        }
+    };
+
+    let sums_path = path.with_file_name(SHA256SUMS);
+    match std::fs::read_to_string(&sums_path) {
+        Ok(text) => match parse_sums(&text).into_iter().find(|(f, _)| *f == name) {
+            Some((_, expected)) => {
+                let actual = errata_consumer::archive::sha256_hex(&bytes);
+                if actual != expected {
+                    report.problems.push(format!(
+                        "{name}: sha256 {actual} differs from {SHA256SUMS} ({expected})"
+                    ));
+                }
+            }
+            None => report
+                .problems
+                .push(format!("{SHA256SUMS}: has no line for {name}")),
+        },
+        Err(e) => report
+            .problems
+            .push(format!("{}: {e}", sums_path.display())),
+    }
+
+    let archive = match Archive::read(bytes.as_slice(), &|p| p == ENTRIES) {
+        Ok(a) => a,
+        Err(e) => {
+            report.problems.push(e.to_string());
+            return report;
+        }
+    };
+    match serde_json::from_slice::<serde_json::Value>(&archive.manifest_bytes) {
+        Ok(value) => report.problems.extend(schema_problems(&value)),
+        Err(e) => report
+            .problems
+            .push(format!("member `{MANIFEST}`: not JSON: {e}")),
+    }
+    let manifest = match archive.manifest() {
+        Ok(m) => m,
+        Err(e) => {
+            report.problems.push(format!("member `{MANIFEST}`: {e}"));
+            return report;
+        }
+    };
+    report
+        .problems
+        .extend(archive.problems(&manifest).iter().map(ToString::to_string));
+    if let Some(data) = archive.data(ENTRIES) {
+        match errata_consumer::parse_entries(data) {
+            Ok(entries) if entries.len() as u64 != manifest.counts.entries => {
+                report.problems.push(format!(
+                    "member `{ENTRIES}`: holds {} entries, the manifest counts {}",
+                    entries.len(),
+                    manifest.counts.entries
+                ))
+            }
+            Ok(_) => {}
+            Err(e) => report.problems.push(format!("member `{ENTRIES}`: {e}")),
+        }
+    }
+    let expected_name =
+        crate::write::bundle_file_name(manifest.version.parse().unwrap_or(crate::version::INITIAL));
+    if name.starts_with("errata-") && name != expected_name {
+        report.problems.push(format!(
+            "{name}: the manifest says version {}, so the file should be {expected_name}",
+            manifest.version
+        ));
+    }
+    report.manifest = Some(manifest);
+    report
+}
+
+/// Problems of a manifest against [`MANIFEST_SCHEMA`].
+pub fn schema_problems(manifest: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value = match serde_json::from_str(MANIFEST_SCHEMA) {
+        Ok(s) => s,
+        Err(e) => return vec![format!("bundle-manifest.schema.json: {e}")],
+    };
+    let validator = match jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&schema)
+    {
+        Ok(v) => v,
+        Err(e) => return vec![format!("bundle-manifest.schema.json: {e}")],
+    };
+    validator
+        .iter_errors(manifest)
+        .map(|e| {
+            format!(
+                "member `{MANIFEST}`: {} at {}",
+                e,
+                if e.instance_path().as_str().is_empty() {
+                    "/"
+                } else {
+                    e.instance_path().as_str()
+                }
+            )
+        })
+        .collect()
+}

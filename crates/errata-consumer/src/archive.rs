@@ -1,0 +1,270 @@
+//! Reading a bundle archive member by member, hashing everything, keeping only what is
+//! asked for, and checking it all against the manifest.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use sha2::{Digest, Sha256};
+
+use crate::Error;
+use crate::manifest::{FORMAT_VERSION, MANIFEST, Manifest};
+
+/// No member of a real bundle comes near this; a larger one is a corrupt or hostile
+/// archive, refused before it fills memory.
+pub const MAX_MEMBER_BYTES: u64 = 4 << 30;
+
+/// One member as read from the archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Size in bytes.
+    pub size: u64,
+    /// Lower-case hex sha256 of the content.
+    pub sha256: String,
+    /// The content, when it was asked for.
+    pub data: Option<Vec<u8>>,
+}
+
+/// A bundle archive read in one pass: every member's hash, the manifest, and the
+/// contents of the members that were asked for. Nothing is trusted yet: see
+/// [`Archive::problems`].
+#[derive(Debug, Clone)]
+pub struct Archive {
+    /// Every member except the manifest, by path.
+    pub members: BTreeMap<String, Member>,
+    /// The raw manifest bytes.
+    pub manifest_bytes: Vec<u8>,
+    /// Members in archive order (the manifest included), for checking the layout.
+    pub order: Vec<String>,
+}
+
+impl Archive {
+    /// Reads a `.tar.gz` from `reader`, keeping the content of the members for which
+    /// `keep(path)` is true (and of the manifest). Fails on anything that is not a
+    /// well-formed archive of regular files with safe relative paths: corruption,
+    /// truncation, links, `..`, duplicates.
+    pub fn read(reader: impl Read, keep: &dyn Fn(&str) -> bool) -> Result<Archive, Error> {
+        let mut tar = tar::Archive::new(Watch {
+            inner: flate2::read::GzDecoder::new(reader),
+            failed: None,
+        });
+        let mut members = BTreeMap::new();
+        let mut manifest_bytes = None;
+        let mut order: Vec<String> = Vec::new();
+        let entries = tar.entries().map_err(|e| Error::Archive(e.to_string()))?;
+        for entry in entries {
+            let after = || {
+                order.last().map_or("at the start".to_string(), |m| {
+                    format!("after member `{m}`")
+                })
+            };
+            let mut entry = entry.map_err(|e| Error::Archive(format!("{e} ({})", after())))?;
+            let path = entry
+                .path()
+                .map_err(|e| Error::Archive(format!("{e} ({})", after())))?;
+            let path = path
+                .to_str()
+                .filter(|p| safe_path(p))
+                .ok_or_else(|| {
+                    Error::Archive(format!("unsafe member path {:?} ({})", path, after()))
+                })?
+                .to_string();
+            if !entry.header().entry_type().is_file() {
+                return Err(Error::Member {
+                    member: path,
+                    problem: "not a regular file".into(),
+                });
+            }
+            let size = entry.header().size().map_err(|e| Error::Member {
+                member: path.clone(),
+                problem: e.to_string(),
+            })?;
+            if size > MAX_MEMBER_BYTES {
+                return Err(Error::Member {
+                    member: path,
+                    problem: format!("{size} bytes is larger than any bundle member"),
+                });
+            }
+            let wanted = path == MANIFEST || keep(&path);
+            let mut data = Vec::new();
+            let mut hasher = Sha256::new();
+            let mut buf = [0u8; 64 * 1024];
+            let mut read = 0u64;
+            loop {
+                let n = entry.read(&mut buf).map_err(|e| Error::Member {
+                    member: path.clone(),
+                    problem: format!("truncated or corrupt archive: {e}"),
+                })?;
+                if n == 0 {
+                    break;
+                }
+                read += n as u64;
+                hasher.update(&buf[..n]);
+                if wanted {
+                    data.extend_from_slice(&buf[..n]);
+                }
+            }
+            if read != size {
+                return Err(Error::Member {
+                    member: path,
+                    problem: "truncated archive".into(),
+                });
+            }
+            if order.contains(&path) {
+                return Err(Error::Member {
+                    member: path,
+                    problem: "appears twice in the archive".into(),
+                });
+            }
+            order.push(path.clone());
+            if path == MANIFEST {
+                manifest_bytes = Some(data);
+            } else {
+                let sha256 = hex(&hasher.finalize());
+                members.insert(
+                    path,
+                    Member {
+                        size,
+                        sha256,
+                        data: wanted.then_some(data),
+                    },
+                );
+            }
+        }
+        // The tar reader stops at the end-of-archive blocks, and may swallow a read error
+        // there; reading on to the end checks the gzip trailer (CRC and length), and
+        // `Watch` remembers any error, so a truncated or altered tail fails too.
+        let mut rest = tar.into_inner();
+        let drained = std::io::copy(&mut rest, &mut std::io::sink()).map_err(|e| e.to_string());
+        if let Some(e) = rest.failed.take().or(drained.err()) {
+            let last = order.last().map_or("", String::as_str);
+            return Err(Error::Archive(format!(
+                "truncated or corrupt after the last member `{last}`: {e}"
+            )));
+        }
+        let manifest_bytes = manifest_bytes
+            .ok_or_else(|| Error::Manifest(format!("the archive has no {MANIFEST}")))?;
+        Ok(Archive {
+            members,
+            manifest_bytes,
+            order,
+        })
+    }
+
+    /// Parses the manifest, refusing an unknown `format_version` before looking at
+    /// anything else in it.
+    pub fn manifest(&self) -> Result<Manifest, Error> {
+        let value: serde_json::Value = serde_json::from_slice(&self.manifest_bytes)
+            .map_err(|e| Error::Manifest(format!("not JSON: {e}")))?;
+        match value.get("format_version") {
+            Some(v) if v.as_u64() == Some(FORMAT_VERSION) => {}
+            Some(v) => {
+                return Err(Error::UnsupportedFormat {
+                    found: v.to_string(),
+                });
+            }
+            None => return Err(Error::Manifest("no format_version".into())),
+        }
+        serde_json::from_value(value).map_err(|e| Error::Manifest(e.to_string()))
+    }
+
+    /// Every disagreement between the members and the manifest, each naming its member;
+    /// empty when the bundle is intact. The manifest must come first in the archive.
+    pub fn problems(&self, manifest: &Manifest) -> Vec<Error> {
+        let mut problems = Vec::new();
+        if self.order.first().map(String::as_str) != Some(MANIFEST) {
+            problems.push(Error::Member {
+                member: MANIFEST.into(),
+                problem: "is not the first member".into(),
+            });
+        }
+        let mut listed = BTreeMap::new();
+        for record in &manifest.files {
+            if listed.insert(record.path.as_str(), record).is_some() {
+                problems.push(Error::Manifest(format!(
+                    "`{}` is listed twice",
+                    record.path
+                )));
+            }
+        }
+        for (path, record) in &listed {
+            match self.members.get(*path) {
+                None => problems.push(Error::Member {
+                    member: path.to_string(),
+                    problem: "listed in the manifest but missing".into(),
+                }),
+                Some(m) if m.size != record.size => problems.push(Error::Member {
+                    member: path.to_string(),
+                    problem: format!(
+                        "size {} differs from the manifest's {}",
+                        m.size, record.size
+                    ),
+                }),
+                Some(m) if m.sha256 != record.sha256 => problems.push(Error::Member {
+                    member: path.to_string(),
+                    problem: format!(
+                        "sha256 {} differs from the manifest's {}",
+                        m.sha256, record.sha256
+                    ),
+                }),
+                Some(_) => {}
+            }
+        }
+        for path in self.members.keys() {
+            if !listed.contains_key(path.as_str()) {
+                problems.push(Error::Member {
+                    member: path.clone(),
+                    problem: "not listed in the manifest".into(),
+                });
+            }
+        }
+        problems
+    }
+
+    /// The content of a kept member.
+    pub fn data(&self, path: &str) -> Option<&[u8]> {
+        self.members.get(path).and_then(|m| m.data.as_deref())
+    }
+}
+
+/// A reader that remembers the first error it returned, so that no layer above it can
+/// lose one.
+struct Watch<R> {
+    inner: R,
+    failed: Option<String>,
+}
+
+impl<R: Read> Read for Watch<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).inspect_err(|e| {
+            if self.failed.is_none() && e.kind() != std::io::ErrorKind::Interrupted {
+                self.failed = Some(e.to_string());
+            }
+        })
+    }
+}
+
+/// A relative `/`-separated path with no empty, `.` or `..` components.
+fn safe_path(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// Lower-case hex of some bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+/// Hex sha256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}

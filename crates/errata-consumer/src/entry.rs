@@ -1,0 +1,199 @@
+//! Entries as the bundle holds them, and their advice in English or Chinese.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A language for the text of an entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Lang {
+    /// English (every entry has it).
+    #[default]
+    En,
+    /// Chinese, falling back to English for text that has no translation.
+    Zh,
+}
+
+impl Lang {
+    /// `en` or `zh`.
+    pub fn parse(code: &str) -> Option<Lang> {
+        match code {
+            "en" => Some(Lang::En),
+            "zh" => Some(Lang::Zh),
+            _ => None,
+        }
+    }
+}
+
+/// One signature entry: the fields a log scanner needs, typed, and the whole entry as
+/// written ([`Entry::raw`]) for everything else.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// `<domain>/<slug>`.
+    pub id: String,
+    /// The error message, in English.
+    pub signature: String,
+    /// The error message, in Chinese.
+    pub signature_zh: String,
+    /// The regex that recognises it.
+    pub regex: String,
+    /// Other spellings of the message.
+    pub aliases: Vec<String>,
+    /// Why it happens.
+    pub root_cause: String,
+    /// Why it happens, in Chinese.
+    pub root_cause_zh: String,
+    /// What people try that does not help.
+    pub dead_ends: Vec<DeadEnd>,
+    /// What helps.
+    pub workarounds: Vec<Workaround>,
+    /// One Chinese text per workaround.
+    pub workarounds_zh: Vec<String>,
+    raw: Value,
+}
+
+/// Something that does not fix the error.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct DeadEnd {
+    /// What people try.
+    pub action: String,
+    /// Why it does not help.
+    pub why_fails: String,
+    /// How often it fails, 0 to 1.
+    pub fail_rate: f64,
+    /// When this applies.
+    pub condition: String,
+}
+
+/// Something that fixes the error.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Workaround {
+    /// What to do.
+    pub action: String,
+    /// How often it works, 0 to 1.
+    pub success_rate: f64,
+    /// How to do it.
+    pub how: String,
+    /// When this applies.
+    pub condition: String,
+}
+
+#[derive(Deserialize)]
+struct Typed {
+    id: String,
+    signature: String,
+    #[serde(default)]
+    signature_zh: String,
+    regex: String,
+    #[serde(default)]
+    aliases: Vec<String>,
+    #[serde(default)]
+    root_cause: String,
+    #[serde(default)]
+    root_cause_zh: String,
+    #[serde(default)]
+    dead_ends: Vec<DeadEnd>,
+    #[serde(default)]
+    workarounds: Vec<Workaround>,
+    #[serde(default)]
+    workarounds_zh: Vec<String>,
+}
+
+impl Entry {
+    /// Reads an entry from its JSON (as in `entries.json`).
+    pub fn from_value(raw: Value) -> Result<Entry, serde_json::Error> {
+        let t = Typed::deserialize(&raw)?;
+        Ok(Entry {
+            id: t.id,
+            signature: t.signature,
+            signature_zh: t.signature_zh,
+            regex: t.regex,
+            aliases: t.aliases,
+            root_cause: t.root_cause,
+            root_cause_zh: t.root_cause_zh,
+            dead_ends: t.dead_ends,
+            workarounds: t.workarounds,
+            workarounds_zh: t.workarounds_zh,
+            raw,
+        })
+    }
+
+    /// The entry exactly as the bundle holds it (every field of the entry schema).
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+
+    /// The signature in `lang`.
+    pub fn signature(&self, lang: Lang) -> &str {
+        pick(lang, &self.signature, &self.signature_zh)
+    }
+
+    /// The root cause in `lang`.
+    pub fn root_cause(&self, lang: Lang) -> &str {
+        pick(lang, &self.root_cause, &self.root_cause_zh)
+    }
+
+    /// What to try, best first (highest success rate, then as written), in `lang`.
+    pub fn advice(&self, lang: Lang) -> Advice<'_> {
+        let mut workarounds: Vec<Step<'_>> = self
+            .workarounds
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let zh = self.workarounds_zh.get(i).map_or("", String::as_str);
+                Step {
+                    action: pick(lang, &w.action, zh),
+                    detail: &w.how,
+                    rate: w.success_rate,
+                }
+            })
+            .collect();
+        workarounds.sort_by(|a, b| b.rate.total_cmp(&a.rate));
+        let mut dead_ends: Vec<Step<'_>> = self
+            .dead_ends
+            .iter()
+            .map(|d| Step {
+                action: &d.action,
+                detail: &d.why_fails,
+                rate: d.fail_rate,
+            })
+            .collect();
+        dead_ends.sort_by(|a, b| b.rate.total_cmp(&a.rate));
+        Advice {
+            root_cause: self.root_cause(lang),
+            dead_ends,
+            workarounds,
+        }
+    }
+}
+
+/// What an entry says to do about its error, in one language.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Advice<'a> {
+    /// Why it happens.
+    pub root_cause: &'a str,
+    /// What not to try (most often failing first): `detail` says why it fails.
+    pub dead_ends: Vec<Step<'a>>,
+    /// What to try (most often working first): `detail` says how.
+    pub workarounds: Vec<Step<'a>>,
+}
+
+/// One thing to try or not to try.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step<'a> {
+    /// The action.
+    pub action: &'a str,
+    /// How to do it (workaround) or why it fails (dead end).
+    pub detail: &'a str,
+    /// Success rate (workaround) or fail rate (dead end), 0 to 1.
+    pub rate: f64,
+}
+
+/// The Chinese text when asked for and present, else the English.
+fn pick<'a>(lang: Lang, en: &'a str, zh: &'a str) -> &'a str {
+    match lang {
+        Lang::Zh if !zh.trim().is_empty() => zh,
+        _ => en,
+    }
+}

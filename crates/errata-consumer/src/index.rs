@@ -1,0 +1,193 @@
+//! Entries plus the compiled matcher: the part of a bundle that answers questions.
+
+use std::io::Read;
+use std::ops::Range;
+
+use errata_matcher::{Matcher, Pattern, Via};
+
+use crate::{Entry, Error};
+
+/// How much of a stream [`Index::scan`] searches at once.
+pub const CHUNK_BYTES: usize = 1 << 20;
+/// A line longer than this is searched in pieces of this size (a match cannot span two
+/// pieces). It bounds memory on input that has no newlines at all.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// Entries and a matcher compiled from their regexes and aliases.
+#[derive(Debug)]
+pub struct Index {
+    entries: Vec<Entry>,
+    matcher: Matcher,
+}
+
+/// A known error found in some text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found<'a> {
+    /// The entry that recognised it.
+    pub entry: &'a Entry,
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte range of the match in the whole input.
+    pub span: Range<u64>,
+    /// The matched text (lossily decoded when the input is not UTF-8).
+    pub text: String,
+    /// Whether the entry's regex or one of its aliases matched.
+    pub via: Via,
+    /// Ranking key: characters the entry's pattern spells out literally.
+    pub specificity: u32,
+}
+
+/// Totals of a [`Index::scan`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    /// Bytes read.
+    pub bytes: u64,
+    /// Lines read (a last line without `\n` counts).
+    pub lines: u64,
+    /// Matches reported.
+    pub matches: u64,
+}
+
+impl Index {
+    /// Compiles the entries' regexes and aliases, in the given order.
+    pub fn new(entries: Vec<Entry>) -> Result<Index, Error> {
+        let patterns: Vec<Pattern> = entries
+            .iter()
+            .map(|e| Pattern::new(e.regex.clone()).with_aliases(e.aliases.iter().cloned()))
+            .collect();
+        let matcher = Matcher::new(&patterns).map_err(|errors| {
+            Error::Patterns(
+                errors
+                    .into_iter()
+                    .map(|(i, why)| {
+                        (
+                            entries.get(i).map_or_else(String::new, |e| e.id.clone()),
+                            why,
+                        )
+                    })
+                    .collect(),
+            )
+        })?;
+        Ok(Index { entries, matcher })
+    }
+
+    /// Every entry, in bundle order (sorted by id).
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The entry with this id.
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
+        self.entries
+            .binary_search_by(|e| e.id.as_str().cmp(id))
+            .ok()
+            .map(|i| &self.entries[i])
+            .or_else(|| self.entries.iter().find(|e| e.id == id))
+    }
+
+    /// The compiled matcher (entry `i` is pattern `i`).
+    pub fn matcher(&self) -> &Matcher {
+        &self.matcher
+    }
+
+    /// Every known error in `text`: lines in order, and within a line the most specific
+    /// entry first (see `errata_matcher` for the ranking rule).
+    pub fn match_text(&self, text: &str) -> Vec<Found<'_>> {
+        let mut found = Vec::new();
+        self.matcher.scan(text.as_bytes(), |m| {
+            found.push(self.found(text.as_bytes(), 0, 0, m))
+        });
+        found
+    }
+
+    /// Scans a stream of any size in bounded memory (a chunk of about [`CHUNK_BYTES`]
+    /// plus at most one line at a time), calling `on_match` for each known error found,
+    /// in the order of [`Index::match_text`].
+    pub fn scan(
+        &self,
+        mut reader: impl Read,
+        mut on_match: impl FnMut(Found<'_>),
+    ) -> std::io::Result<ScanStats> {
+        let mut stats = ScanStats::default();
+        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_BYTES * 2);
+        let mut eof = false;
+        let mut last_byte = b'\n';
+        loop {
+            while !eof && buf.len() < CHUNK_BYTES {
+                read_some(&mut reader, &mut buf, &mut eof)?;
+            }
+            if buf.is_empty() {
+                break;
+            }
+            // Search up to the last complete line and keep the rest for the next round,
+            // unless the input ended or the pending line is already too long.
+            let cut = match buf.iter().rposition(|&b| b == b'\n') {
+                Some(i) => i + 1,
+                None if eof || buf.len() >= MAX_LINE_BYTES => buf.len(),
+                None => {
+                    read_some(&mut reader, &mut buf, &mut eof)?;
+                    continue;
+                }
+            };
+            let chunk = &buf[..cut];
+            // `stats.lines` counts completed lines, so a piece of a long line keeps the
+            // line number of the piece before it.
+            let (base_line, base_offset) = (stats.lines, stats.bytes);
+            self.matcher.scan(chunk, |m| {
+                stats.matches += 1;
+                on_match(self.found(chunk, base_line, base_offset, m));
+            });
+            stats.lines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+            stats.bytes += cut as u64;
+            last_byte = chunk[cut - 1];
+            buf.drain(..cut);
+        }
+        if last_byte != b'\n' {
+            stats.lines += 1;
+        }
+        Ok(stats)
+    }
+
+    fn found(
+        &self,
+        chunk: &[u8],
+        base_line: u64,
+        base_offset: u64,
+        m: &errata_matcher::Match,
+    ) -> Found<'_> {
+        Found {
+            entry: &self.entries[m.pattern],
+            line: base_line + m.line as u64 + 1,
+            span: base_offset + m.span.start as u64..base_offset + m.span.end as u64,
+            text: String::from_utf8_lossy(&chunk[m.span.clone()]).into_owned(),
+            via: m.via,
+            specificity: m.specificity,
+        }
+    }
+}
+
+/// Appends what one `read` returns to `buf` (up to [`CHUNK_BYTES`]).
+fn read_some(reader: &mut impl Read, buf: &mut Vec<u8>, eof: &mut bool) -> std::io::Result<()> {
+    let start = buf.len();
+    buf.resize(start + CHUNK_BYTES, 0);
+    let result = reader.read(&mut buf[start..]);
+    match result {
+        Ok(0) => {
+            buf.truncate(start);
+            *eof = true;
+            Ok(())
+        }
+        Ok(n) => {
+            buf.truncate(start + n);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+            buf.truncate(start);
+            Ok(())
+        }
+        Err(e) => {
+            buf.truncate(start);
+            Err(e)
+        }
+    }
+}
