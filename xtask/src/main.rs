@@ -3,6 +3,10 @@
 //! One module per command, each with a `run(args)` entry point. The repository root is
 //! found from `CARGO_MANIFEST_DIR`, so commands work from any directory.
 
+mod gen_torch_api;
+mod nvcc;
+mod snippets;
+
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
@@ -14,7 +18,23 @@ struct Command {
     run: fn(&[String]) -> Result<()>,
 }
 
-const COMMANDS: &[Command] = &[];
+const COMMANDS: &[Command] = &[
+    Command {
+        name: "snippets",
+        summary: "verify snippets [PATH…] [--tier static|compile|run] [--format human|json] [--pack DIR] [--ingest DIR]",
+        run: snippets::run,
+    },
+    Command {
+        name: "gen-torch-api",
+        summary: "regenerate the torch API name list from a pinned torch wheel [--check] [--wheel PATH]",
+        run: gen_torch_api::run,
+    },
+    Command {
+        name: "nvcc",
+        summary: "install the pinned CUDA 13 wheels into the cache [--print-root] [--error-strings [--check]]",
+        run: nvcc::run,
+    },
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -1,0 +1,4 @@
+# harness=python-torch: the fragment runs after `import torch`.
+import torch
+
+{{FRAGMENT}}

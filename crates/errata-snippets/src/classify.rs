@@ -1,0 +1,301 @@
+//! Run-tier classification: what a finished process printed and returned, judged
+//! against the snippet's expectation.
+//!
+//! Errors are recognised by the texts CUDA and PyTorch really print:
+//! - `cudaGetErrorName` names (`cudaErrorIllegalAddress`), which every errata CUDA
+//!   harness prints through `CUDA_CHECK`;
+//! - `cudaGetErrorString` strings, as PyTorch embeds them (`CUDA error: an illegal memory
+//!   access was encountered`, c10/cuda), mapped back to names by the table generated from
+//!   libcudart (`data/cuda-error-strings.tsv`);
+//! - PyTorch's allocator message (`CUDA out of memory. Tried to allocate …`);
+//! - the last Python traceback's exception line (`torch.AcceleratorError: …`);
+//! - `compute-sanitizer`'s `========= ERROR SUMMARY: N errors`.
+
+use std::sync::OnceLock;
+
+use errata_model::snippet::Expect;
+use regex::Regex;
+
+use crate::outcome::Outcome;
+
+/// `cudaGetErrorName`/`cudaGetErrorString` of every code, from libcudart.
+pub const CUDA_ERROR_STRINGS: &str = include_str!("../data/cuda-error-strings.tsv");
+
+/// What a finished run left behind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunOutput {
+    /// Exit status, when it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// Killed after its timeout.
+    pub timed_out: bool,
+    /// Captured (and capped) stdout.
+    pub stdout: String,
+    /// Captured (and capped) stderr.
+    pub stderr: String,
+}
+
+/// A Python exception from a traceback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PyException {
+    /// The type as printed, e.g. `torch.AcceleratorError` or `RuntimeError`.
+    pub ty: String,
+    /// The message (may span lines).
+    pub message: String,
+}
+
+/// The errors found in a run's output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observed {
+    /// A `cudaError_t` name.
+    pub cuda: Option<String>,
+    /// The exception of the last Python traceback.
+    pub py: Option<PyException>,
+    /// compute-sanitizer's error count, when it ran.
+    pub sanitizer_errors: Option<u64>,
+}
+
+fn re(cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<&'static Regex> {
+    cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()
+}
+
+/// Maps a `cudaGetErrorString` text to its name.
+pub fn cuda_name_for_string(text: &str) -> Option<&'static str> {
+    CUDA_ERROR_STRINGS
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut cols = l.splitn(3, '\t');
+            let _code = cols.next()?;
+            Some((cols.next()?, cols.next()?))
+        })
+        .find(|(_, s)| *s == text)
+        .map(|(name, _)| name)
+}
+
+/// Finds the errors in a run's output.
+pub fn observe(out: &RunOutput) -> Observed {
+    static NAME: OnceLock<Option<Regex>> = OnceLock::new();
+    static TORCH_CUDA: OnceLock<Option<Regex>> = OnceLock::new();
+    static SUMMARY: OnceLock<Option<Regex>> = OnceLock::new();
+    let all = format!("{}\n{}", out.stderr, out.stdout);
+    let py = last_exception(&out.stderr);
+    let mut cuda = re(&NAME, r"\bcuda(?:Error[A-Za-z0-9]+)\b")
+        .and_then(|r| r.find(&all))
+        .map(|m| m.as_str().to_string());
+    if cuda.is_none() {
+        // c10/cuda: "CUDA error: " + cudaGetErrorString(err).
+        cuda = re(&TORCH_CUDA, r"CUDA error: ([^\n]+)")
+            .and_then(|r| r.captures(&all))
+            .and_then(|c| c.get(1))
+            .and_then(|m| cuda_name_for_string(m.as_str().trim()))
+            .map(str::to_string);
+    }
+    if cuda.is_none() && all.contains("CUDA out of memory. Tried to allocate") {
+        // c10/cuda/CUDACachingAllocator raises torch.OutOfMemoryError with this text
+        // after cudaMalloc returned cudaErrorMemoryAllocation.
+        cuda = Some("cudaErrorMemoryAllocation".into());
+    }
+    let sanitizer_errors = re(&SUMMARY, r"========= ERROR SUMMARY: (\d+) errors?")
+        .and_then(|r| r.captures(&all))
+        .and_then(|c| c.get(1))
+        .and_then(|m| m.as_str().parse().ok());
+    Observed {
+        cuda,
+        py,
+        sanitizer_errors,
+    }
+}
+
+/// The exception line after the last `Traceback (most recent call last):`.
+fn last_exception(stderr: &str) -> Option<PyException> {
+    static LINE: OnceLock<Option<Regex>> = OnceLock::new();
+    let line_re = re(&LINE, r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")?;
+    let start = stderr.rfind("Traceback (most recent call last):")?;
+    let mut lines = stderr[start..].lines().skip(1);
+    let first = lines.find(|l| !l.starts_with(' ') && !l.starts_with('\t') && !l.is_empty())?;
+    let caps = line_re.captures(first)?;
+    let ty = caps.get(1)?.as_str().to_string();
+    let mut message = caps.get(2).map_or("", |m| m.as_str()).to_string();
+    for l in lines {
+        message.push('\n');
+        message.push_str(l);
+    }
+    Some(PyException {
+        ty,
+        message: message.trim_end().to_string(),
+    })
+}
+
+/// Python's and PyTorch's exception hierarchy, as far as snippets need it (torch's from
+/// `torch/_C/__init__.pyi`: `class AcceleratorError(RuntimeError)`,
+/// `class OutOfMemoryError(RuntimeError)`).
+fn parent(ty: &str) -> Option<&'static str> {
+    Some(match ty {
+        "AcceleratorError" | "OutOfMemoryError" | "NotImplementedError" | "RecursionError" => {
+            "RuntimeError"
+        }
+        "ModuleNotFoundError" => "ImportError",
+        "IndexError" | "KeyError" => "LookupError",
+        "ZeroDivisionError" | "OverflowError" | "FloatingPointError" => "ArithmeticError",
+        "FileNotFoundError" | "PermissionError" | "TimeoutError" => "OSError",
+        "UnicodeDecodeError" | "UnicodeEncodeError" => "ValueError",
+        "SystemExit" | "KeyboardInterrupt" | "GeneratorExit" => "BaseException",
+        "Exception" => "BaseException",
+        "BaseException" => return None,
+        _ => "Exception",
+    })
+}
+
+/// `observed` is `expected` or a subclass of it (`torch.X` and `X` are the same class).
+pub fn exception_matches(expected: &str, observed: &str) -> bool {
+    let last = |s: &str| s.rsplit('.').next().unwrap_or(s).to_string();
+    let want = last(expected);
+    let mut cur = last(observed);
+    for _ in 0..8 {
+        if cur == want {
+            return true;
+        }
+        match parent(&cur) {
+            Some(p) => cur = p.to_string(),
+            None => return false,
+        }
+    }
+    false
+}
+
+fn describe(o: &Observed, out: &RunOutput) -> String {
+    let mut parts = Vec::new();
+    if let Some(py) = &o.py {
+        let first = py.message.lines().next().unwrap_or("");
+        parts.push(format!("{}: {first}", py.ty));
+    }
+    if let Some(c) = &o.cuda {
+        parts.push(c.clone());
+    }
+    if let Some(n) = o.sanitizer_errors {
+        parts.push(format!("compute-sanitizer: {n} error(s)"));
+    }
+    match (out.exit_code, out.signal) {
+        (_, Some(sig)) => parts.push(format!("killed by signal {sig}")),
+        (Some(code), None) => parts.push(format!("exit {code}")),
+        (None, None) => {}
+    }
+    if parts.is_empty() {
+        "no status".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// Judges a finished run against `expect`.
+pub fn classify(expect: &Expect, out: &RunOutput) -> (Outcome, String) {
+    let o = observe(out);
+    let seen = describe(&o, out);
+    if out.timed_out {
+        return (
+            Outcome::Timeout,
+            format!("killed after its timeout ({seen})"),
+        );
+    }
+    let success = out.exit_code == Some(0) && out.signal.is_none();
+    if let Expect::Sanitizer(tool) = expect {
+        return match o.sanitizer_errors {
+            Some(n) if n > 0 => (Outcome::ExpectedErrorObserved, seen),
+            Some(_) => (
+                Outcome::UnexpectedSuccess,
+                format!("compute-sanitizer {} found no error", tool.as_str()),
+            ),
+            None => (
+                Outcome::InfraError,
+                format!("no compute-sanitizer summary in the output ({seen})"),
+            ),
+        };
+    }
+    if o.sanitizer_errors.is_some_and(|n| n > 0) {
+        return (Outcome::SanitizerFinding, seen);
+    }
+    match expect {
+        Expect::Ok if success => (Outcome::Pass, "ran and exited 0".into()),
+        Expect::Ok => (Outcome::UnexpectedError, seen),
+        _ if success => (
+            Outcome::UnexpectedSuccess,
+            format!("expected {expect}, but it exited 0"),
+        ),
+        Expect::Cuda(name) => {
+            if o.cuda.as_deref() == Some(name.as_str()) {
+                (Outcome::ExpectedErrorObserved, seen)
+            } else {
+                (Outcome::WrongError, format!("expected {name}, saw {seen}"))
+            }
+        }
+        Expect::Py { exception, message } => {
+            let Some(py) = &o.py else {
+                return (
+                    Outcome::WrongError,
+                    format!("expected {exception}, saw no Python exception ({seen})"),
+                );
+            };
+            let type_ok = exception_matches(exception, &py.ty);
+            let message_ok = match message {
+                None => Ok(true),
+                Some(m) => Regex::new(m)
+                    .map(|r| r.is_match(&py.message))
+                    .map_err(|e| e.to_string()),
+            };
+            match message_ok {
+                Err(e) => (Outcome::InfraError, format!("invalid message regex: {e}")),
+                Ok(true) if type_ok => (Outcome::ExpectedErrorObserved, seen),
+                Ok(_) => (
+                    Outcome::WrongError,
+                    format!("expected {expect}, saw {seen}"),
+                ),
+            }
+        }
+        Expect::Exit(n) if out.exit_code == Some(*n) => (Outcome::ExpectedErrorObserved, seen),
+        Expect::Exit(n) => (
+            Outcome::WrongError,
+            format!("expected exit {n}, saw {seen}"),
+        ),
+        Expect::CompileError(_) => (
+            Outcome::InfraError,
+            "a compile-error snippet reached the run tier".into(),
+        ),
+        Expect::Sanitizer(_) => (Outcome::InfraError, seen),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_maps_real_strings() {
+        assert_eq!(
+            cuda_name_for_string("an illegal memory access was encountered"),
+            Some("cudaErrorIllegalAddress")
+        );
+        assert_eq!(
+            cuda_name_for_string("out of memory"),
+            Some("cudaErrorMemoryAllocation")
+        );
+        assert_eq!(cuda_name_for_string("no such text"), None);
+    }
+
+    #[test]
+    fn hierarchy() {
+        assert!(exception_matches("RuntimeError", "torch.AcceleratorError"));
+        assert!(exception_matches(
+            "torch.OutOfMemoryError",
+            "torch.OutOfMemoryError"
+        ));
+        assert!(exception_matches(
+            "torch.cuda.OutOfMemoryError",
+            "torch.OutOfMemoryError"
+        ));
+        assert!(exception_matches("Exception", "ValueError"));
+        assert!(!exception_matches("ValueError", "RuntimeError"));
+        assert!(!exception_matches("torch.OutOfMemoryError", "RuntimeError"));
+    }
+}

@@ -1,0 +1,139 @@
+//! Run records (`schema/run-record.schema.json`): one JSON file per article or entry
+//! under `<data>/runs/`, holding what a run tier observed for each of its snippets.
+//! A record applies only while its `sha256` still matches the snippet's code.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::outcome::{Outcome, Tier};
+
+/// `stderr_excerpt` is at most this many characters (the schema's `maxLength`).
+pub const EXCERPT_CHARS: usize = 4000;
+
+/// One run of one snippet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRecord {
+    /// The article or entry, relative to the data directory, `/`-separated.
+    pub file: String,
+    /// 1-based line of the opening fence (or the `verify` key).
+    pub line: usize,
+    /// sha256 of the snippet's code (joined `cont` program).
+    pub sha256: String,
+    /// The tier that produced the record.
+    pub tier: Tier,
+    /// The outcome.
+    pub outcome: Outcome,
+    /// The expectation as annotated.
+    pub expect: String,
+    /// GPU model, e.g. `NVIDIA H200`.
+    pub gpu_name: Option<String>,
+    /// e.g. `9.0`.
+    pub compute_capability: Option<String>,
+    /// NVIDIA driver version.
+    pub driver_version: Option<String>,
+    /// CUDA runtime version used.
+    pub cuda_version: Option<String>,
+    /// nvcc version used to compile it.
+    pub nvcc_version: Option<String>,
+    /// PyTorch version.
+    pub torch_version: Option<String>,
+    /// Python version.
+    pub python_version: Option<String>,
+    /// Wall-clock duration.
+    pub duration_ms: u64,
+    /// The end of stderr (at most [`EXCERPT_CHARS`] characters).
+    pub stderr_excerpt: String,
+    /// YYYY-MM-DD.
+    pub date: String,
+}
+
+/// One records file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordFile {
+    /// Always 1.
+    pub version: u32,
+    /// The records, sorted by line.
+    pub records: Vec<RunRecord>,
+}
+
+/// `<data>/runs/<file without extension>.json`.
+pub fn records_path(data_dir: &Path, data_file: &str) -> PathBuf {
+    let stem = match data_file.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() && !stem.ends_with('/') => stem,
+        _ => data_file,
+    };
+    data_dir.join("runs").join(format!("{stem}.json"))
+}
+
+/// The last [`EXCERPT_CHARS`] characters of `stderr` (where errors are).
+pub fn excerpt(stderr: &str) -> String {
+    let n = stderr.chars().count();
+    stderr
+        .chars()
+        .skip(n.saturating_sub(EXCERPT_CHARS))
+        .collect()
+}
+
+/// Reads a records file.
+pub fn read(path: &Path) -> Result<RecordFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Adds `records` to their files under `<data>/runs/`, replacing older records of the
+/// same snippet (same file and line); returns the files written.
+pub fn merge_into(data_dir: &Path, records: &[RunRecord]) -> Result<Vec<PathBuf>, String> {
+    let mut by_file: std::collections::BTreeMap<&str, Vec<&RunRecord>> = Default::default();
+    for r in records {
+        by_file.entry(r.file.as_str()).or_default().push(r);
+    }
+    let mut written = Vec::new();
+    for (file, new) in by_file {
+        let path = records_path(data_dir, file);
+        let mut existing = if path.exists() {
+            read(&path)?
+        } else {
+            RecordFile {
+                version: 1,
+                records: Vec::new(),
+            }
+        };
+        existing
+            .records
+            .retain(|old| !new.iter().any(|n| n.line == old.line));
+        existing.records.extend(new.into_iter().cloned());
+        existing.records.sort_by_key(|r| r.line);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let mut text = serde_json::to_string_pretty(&existing).map_err(|e| e.to_string())?;
+        text.push('\n');
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Whether a record still describes a snippet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// The snippet at that file and line still has the recorded hash.
+    Current,
+    /// The snippet changed (or moved): the record no longer counts.
+    Stale,
+}
+
+/// A record is current while some snippet of its file has its line and hash.
+pub fn freshness(record: &RunRecord, snippets: &[(String, usize, String)]) -> Freshness {
+    let current = snippets
+        .iter()
+        .any(|(f, l, h)| *f == record.file && *l == record.line && *h == record.sha256);
+    if current {
+        Freshness::Current
+    } else {
+        Freshness::Stale
+    }
+}

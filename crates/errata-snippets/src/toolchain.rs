@@ -1,0 +1,131 @@
+//! The CUDA toolchain of the compile tier: nvcc and friends from NVIDIA's pip wheels,
+//! pinned, installed with `pip install --target` into a cache directory on first use.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The CUDA release every wheel is pinned to (one release: nvcc, its front end, NVVM,
+/// the runtime and CCCL must match).
+pub const CUDA_WHEEL_VERSION: &str = "13.2.86";
+
+/// The wheels, all at [`CUDA_WHEEL_VERSION`].
+pub const CUDA_WHEELS: &[&str] = &[
+    "nvidia-cuda-nvcc",
+    "nvidia-nvvm",
+    "nvidia-cuda-crt",
+    "nvidia-cuda-cccl",
+    "nvidia-cuda-runtime",
+];
+
+/// The GPU architecture snippets are compiled for (H100/H200).
+pub const ARCH: &str = "sm_90";
+
+/// An installed toolchain.
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    /// `<cache>/cuda-<version>/nvidia/cu13`: `bin/`, `include/`, `lib/`.
+    pub root: PathBuf,
+    /// `nvcc --version`'s release line, e.g. `Cuda compilation tools, release 13.2, V13.2.78`.
+    pub nvcc_version: String,
+}
+
+/// The cache directory: `$ERRATA_CACHE_DIR`, else `<repo>/.errata-cache`.
+pub fn default_cache_dir(repo_root: &Path) -> PathBuf {
+    std::env::var_os("ERRATA_CACHE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root.join(".errata-cache"))
+}
+
+impl Toolchain {
+    /// The toolchain in `cache_dir`, installing the wheels first if needed (network).
+    pub fn ensure(cache_dir: &Path) -> Result<Toolchain, String> {
+        let dir = cache_dir.join(format!("cuda-{CUDA_WHEEL_VERSION}"));
+        if !dir.join("nvidia/cu13/bin/nvcc").exists() {
+            install(cache_dir, &dir)?;
+        }
+        Toolchain::at(&dir)
+    }
+
+    /// An already installed toolchain (no network).
+    pub fn at(dir: &Path) -> Result<Toolchain, String> {
+        let root = dir.join("nvidia/cu13");
+        let nvcc = root.join("bin/nvcc");
+        let out = Command::new(&nvcc)
+            .arg("--version")
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", nvcc.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let nvcc_version = text
+            .lines()
+            .find(|l| l.contains("release"))
+            .unwrap_or("unknown")
+            .trim()
+            .to_string();
+        Ok(Toolchain { root, nvcc_version })
+    }
+
+    /// `bin/nvcc`.
+    pub fn nvcc(&self) -> PathBuf {
+        self.root.join("bin/nvcc")
+    }
+
+    /// `nvcc` with the flags every snippet is compiled with.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(self.nvcc());
+        cmd.arg(format!("-arch={ARCH}"))
+            .arg("-std=c++17")
+            // The wheels put libraries in `lib` (nvcc looks in `lib64`). The runtime is
+            // linked statically, so a binary runs on a machine with only a driver.
+            .arg(format!("-L{}", self.root.join("lib").display()))
+            .arg("-cudart=static");
+        cmd
+    }
+}
+
+fn install(cache_dir: &Path, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(cache_dir)
+        .map_err(|e| format!("cannot create {}: {e}", cache_dir.display()))?;
+    // Install into a private directory and rename it into place, so concurrent
+    // installers (parallel tests) never see a half-installed toolchain.
+    let tmp = tempfile::Builder::new()
+        .prefix(".cuda-install-")
+        .tempdir_in(cache_dir)
+        .map_err(|e| format!("cannot create a temp dir in {}: {e}", cache_dir.display()))?;
+    let specs: Vec<String> = CUDA_WHEELS
+        .iter()
+        .map(|w| format!("{w}=={CUDA_WHEEL_VERSION}"))
+        .collect();
+    let out = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+        ])
+        .arg("--target")
+        .arg(tmp.path())
+        .args(&specs)
+        .output()
+        .map_err(|e| format!("cannot run `python3 -m pip`: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "pip install {} failed: {}",
+            specs.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let staged = tmp.keep();
+    if std::fs::rename(&staged, dir).is_err() {
+        // Another installer won the race; use theirs.
+        let _ = std::fs::remove_dir_all(&staged);
+        if !dir.join("nvidia/cu13/bin/nvcc").exists() {
+            return Err(format!(
+                "could not install the CUDA wheels into {}",
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,205 @@
+//! `cargo xtask snippets [PATH…] [--tier static|compile|run] [--format human|json]
+//! [--pack DIR] [--ingest DIR] [--allow-no-gpu]`: verify the snippets of the knowledge
+//! base (DESIGN.md, "Snippets"). The work is done by the `errata-snippets` library.
+//!
+//! - The default tier is the highest this machine can do.
+//! - `--pack DIR` also writes a runner pack for a GPU machine without Rust:
+//!   copy DIR there, run `python3 run.py`, bring `results.json` back, and
+//!   `cargo xtask snippets --ingest DIR` classifies the results and writes run records.
+//! - Exit 1 when any snippet contradicts its expectation (or could not be verified).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use errata_snippets::{Options, Snippet, Tier, Verdict, extract, pack, programs, record, report};
+
+struct Args {
+    paths: Vec<PathBuf>,
+    tier: Option<Tier>,
+    json: bool,
+    pack: Option<PathBuf>,
+    ingest: Option<PathBuf>,
+    allow_no_gpu: bool,
+}
+
+fn parse(args: &[String]) -> Result<Args> {
+    let mut a = Args {
+        paths: Vec::new(),
+        tier: None,
+        json: false,
+        pack: None,
+        ingest: None,
+        allow_no_gpu: false,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .with_context(|| format!("{name} needs a value"))
+        };
+        match arg.as_str() {
+            "--tier" => {
+                let v = value("--tier")?;
+                a.tier = Some(
+                    Tier::parse(&v)
+                        .with_context(|| format!("unknown tier `{v}` (static, compile, run)"))?,
+                );
+            }
+            "--format" => match value("--format")?.as_str() {
+                "json" => a.json = true,
+                "human" => a.json = false,
+                other => bail!("unknown format `{other}` (human, json)"),
+            },
+            "--pack" => a.pack = Some(PathBuf::from(value("--pack")?)),
+            "--ingest" => a.ingest = Some(PathBuf::from(value("--ingest")?)),
+            "--allow-no-gpu" => a.allow_no_gpu = true,
+            s if s.starts_with('-') => bail!("unknown option `{s}`"),
+            s => a.paths.push(PathBuf::from(s)),
+        }
+    }
+    Ok(a)
+}
+
+/// The data directory holding `path`: the nearest ancestor (or itself) with
+/// `articles/` or `signatures/`.
+fn data_root(path: &Path) -> Option<PathBuf> {
+    let start = if path.is_dir() {
+        Some(path)
+    } else {
+        path.parent()
+    };
+    let mut cur = start.map(Path::to_path_buf);
+    while let Some(dir) = cur {
+        let d = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir.clone()
+        };
+        if d.join("articles").is_dir() || d.join("signatures").is_dir() {
+            return Some(dir);
+        }
+        cur = dir.parent().map(Path::to_path_buf);
+    }
+    None
+}
+
+/// Loads the snippets under the given paths, grouped by data directory.
+fn load(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<Snippet>)>> {
+    let mut out: Vec<(PathBuf, Vec<Snippet>)> = Vec::new();
+    for path in paths {
+        let root = data_root(path).with_context(|| {
+            format!(
+                "{}: not inside a data directory (one with articles/ or signatures/)",
+                path.display()
+            )
+        })?;
+        let kb = errata_load::KnowledgeBase::load(&root).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let want = path
+            .canonicalize()
+            .with_context(|| path.display().to_string())?;
+        let snippets: Vec<Snippet> = extract(&kb)
+            .into_iter()
+            .filter(|s| {
+                Path::new(&s.file)
+                    .canonicalize()
+                    .is_ok_and(|f| f.starts_with(&want))
+            })
+            .collect();
+        match out.iter_mut().find(|(r, _)| *r == root) {
+            Some((_, list)) => list.extend(snippets),
+            None => out.push((root, snippets)),
+        }
+    }
+    Ok(out)
+}
+
+fn print(verdicts: &[Verdict], json: bool) {
+    if json {
+        println!("{}", report::json(verdicts));
+    } else {
+        print!("{}", report::human(verdicts));
+    }
+}
+
+fn finish(verdicts: &[Verdict]) -> Result<()> {
+    let n = verdicts.iter().filter(|v| v.outcome.is_failure()).count();
+    if n > 0 {
+        bail!("{n} snippet(s) contradict their expectation or could not be verified");
+    }
+    Ok(())
+}
+
+fn write_records(root: &Path, records: &[record::RunRecord]) -> Result<()> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let written = record::merge_into(root, records).map_err(anyhow::Error::msg)?;
+    for w in written {
+        eprintln!("run records: {}", w.display());
+    }
+    Ok(())
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let args = parse(args)?;
+    let repo = crate::repo_root();
+    let paths = if args.paths.is_empty() {
+        // Relative to the current directory when it is the repository, so that reports
+        // show `data/articles/…`.
+        let rel = PathBuf::from("data");
+        vec![if rel.is_dir() { rel } else { repo.join("data") }]
+    } else {
+        args.paths.clone()
+    };
+    let groups = load(&paths)?;
+
+    if let Some(dir) = &args.ingest {
+        let manifest = pack::read_manifest(dir).map_err(anyhow::Error::msg)?;
+        let results = pack::read_results(&dir.join("results.json")).map_err(anyhow::Error::msg)?;
+        let mut all = Vec::new();
+        for (root, snippets) in &groups {
+            let current: Vec<(String, usize, String)> = programs(snippets)
+                .iter()
+                .map(|p| {
+                    let h = &snippets[p.parts[0]];
+                    (h.data_file.clone(), h.line, p.sha256.clone())
+                })
+                .collect();
+            let (verdicts, records) =
+                pack::ingest(&manifest, &results, &current).map_err(anyhow::Error::msg)?;
+            write_records(root, &records)?;
+            all.extend(verdicts);
+        }
+        // An item counts once even when several data dirs were given.
+        all.sort_by(|a, b| (a.file.as_str(), a.line).cmp(&(b.file.as_str(), b.line)));
+        all.dedup();
+        print(&all, args.json);
+        return finish(&all);
+    }
+
+    let cache = errata_snippets::toolchain::default_cache_dir(&repo);
+    let tier = args
+        .tier
+        .unwrap_or_else(|| errata_snippets::detect_tier(&cache));
+    let mut all = Vec::new();
+    for (root, snippets) in &groups {
+        let opts = Options::new(tier, cache.clone())
+            .with_progress(!args.json)
+            .with_allow_no_gpu(args.allow_no_gpu)
+            .with_pack_dir(args.pack.clone());
+        let v = errata_snippets::verify(snippets, &opts);
+        write_records(root, &v.records)?;
+        if let (Some(dir), Some(m)) = (&args.pack, &v.manifest) {
+            eprintln!(
+                "runner pack: {} ({} items): copy it to the GPU machine, run `python3 run.py` there, then `cargo xtask snippets --ingest {}`",
+                dir.display(),
+                m.items.len(),
+                dir.display()
+            );
+        }
+        all.extend(v.verdicts);
+    }
+    print(&all, args.json);
+    finish(&all)
+}
