@@ -23,13 +23,16 @@ use errata_load::{KnowledgeBase, RuleLevel};
 use errata_model::date::Date;
 use errata_model::{Diagnostic, Severity};
 
+mod canonical;
 mod context;
 mod regex_index;
 pub mod rules;
 mod schema;
 mod text;
 
+pub use canonical::canonical_entry;
 pub use rules::{RULES, RuleInfo, rule_info};
+pub use schema::{ARTICLE_SCHEMA, ENTRY_SCHEMA};
 
 /// How to check.
 #[derive(Debug, Clone)]

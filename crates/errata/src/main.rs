@@ -11,7 +11,11 @@ use clap::{Parser, Subcommand};
 mod cmd;
 
 #[derive(Parser)]
-#[command(name = "errata", version, about = "Check, verify and publish a knowledge base of GPU/CUDA errors")]
+#[command(
+    name = "errata",
+    version,
+    about = "Check, verify and publish a knowledge base of GPU/CUDA errors"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -44,7 +48,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     let result = match cli.command {

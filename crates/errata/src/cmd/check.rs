@@ -1,11 +1,79 @@
-//! `errata check`.
+//! `errata check`: every rule over the knowledge base (or the given files).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Arguments.
-#[derive(clap::Args)]
-pub struct Args {}
+use anyhow::{Context as _, Result, bail};
+use errata_check::CheckOptions;
+use errata_load::KnowledgeBase;
+use errata_model::Severity;
+use errata_model::date::Date;
+use errata_report::Format;
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`errata check` is not available in this build yet")
+use super::common;
+
+/// Arguments of `errata check`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Data directory, sub-directory or files (default: `data_dir` from errata.toml, else `data`).
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// The date to check against (YYYY-MM-DD; default: today, UTC).
+    #[arg(long)]
+    pub today: Option<String>,
+    /// Treat warnings as errors (exit 1 when any is found).
+    #[arg(long)]
+    pub deny_warnings: bool,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let config = common::config()?;
+    let unknown = errata_check::unknown_rule_ids(config.rules.keys());
+    if !unknown.is_empty() {
+        bail!(
+            "errata.toml: unknown rule id(s) in [rules]: {}",
+            unknown.join(", ")
+        );
+    }
+    let today = match &args.today {
+        Some(t) => Date::parse(t).with_context(|| format!("--today {t}: expected YYYY-MM-DD"))?,
+        None => Date::today(),
+    };
+    let (root, selected) = common::resolve_paths(&args.paths, &config)?;
+    let kb = KnowledgeBase::load(&root)
+        .with_context(|| format!("cannot load the knowledge base at {}", root.display()))?;
+    let options = CheckOptions {
+        today,
+        overrides: config.rules.clone(),
+    };
+    let mut diagnostics = errata_check::check(&kb, &options);
+    let mut files = kb.sources().len()
+        + kb.diagnostics
+            .iter()
+            .filter(|d| kb.source(&d.file).is_none())
+            .count();
+    if let Some(selected) = &selected {
+        diagnostics.retain(|d| common::is_selected(d, selected));
+        files = kb
+            .sources()
+            .iter()
+            .filter(|s| {
+                selected
+                    .iter()
+                    .any(|p| s.path == *p || s.path.starts_with(p))
+            })
+            .count()
+            .max(selected.len());
+    }
+    common::print(args.format, &diagnostics, &kb, files);
+    let failing = diagnostics
+        .iter()
+        .any(|d| d.severity == Severity::Error || args.deny_warnings);
+    Ok(if failing {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,1 +1,78 @@
-//! Helpers shared by subcommands.
+//! Helpers shared by subcommands: configuration, loading, printing diagnostics.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use errata_load::{Config, KnowledgeBase};
+use errata_model::Diagnostic;
+use errata_report::{Context, Format};
+
+/// `errata.toml` from the current directory (all defaults when absent).
+pub fn config() -> Result<Config> {
+    Config::discover(Path::new(".")).map_err(anyhow::Error::msg)
+}
+
+/// The data directory that `paths` (or the configuration) designate, and the files to
+/// report on (`None`: all of them).
+pub fn resolve_paths(
+    paths: &[PathBuf],
+    config: &Config,
+) -> Result<(PathBuf, Option<Vec<PathBuf>>)> {
+    if paths.is_empty() {
+        return Ok((config.data_dir.clone(), None));
+    }
+    let mut root: Option<PathBuf> = None;
+    let mut selected = Vec::new();
+    for path in paths {
+        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let found = KnowledgeBase::find_root(path).unwrap_or_else(|| {
+            if path.is_dir() {
+                path.clone()
+            } else {
+                path.parent()
+                    .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+            }
+        });
+        match &root {
+            Some(r) if r != &found => {
+                anyhow::bail!(
+                    "{} and {} belong to different data directories",
+                    r.display(),
+                    found.display()
+                )
+            }
+            _ => root = Some(found.clone()),
+        }
+        if path != &found {
+            selected.push(path.clone());
+        }
+    }
+    let root = root.unwrap_or_else(|| config.data_dir.clone());
+    Ok((root, (!selected.is_empty()).then_some(selected)))
+}
+
+/// Whether a diagnostic's file is one of the selected paths (a file, or inside a directory).
+pub fn is_selected(d: &Diagnostic, selected: &[PathBuf]) -> bool {
+    selected
+        .iter()
+        .any(|s| d.file == *s || d.file.starts_with(s) || same_file(&d.file, s))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y || x.starts_with(&y))
+}
+
+/// Prints diagnostics in `format` to stdout (human output goes to stdout too, like rustc's
+/// `--error-format` when redirected, so it can be piped).
+pub fn print(format: Format, diagnostics: &[Diagnostic], kb: &KnowledgeBase, files: usize) {
+    let source = |p: &Path| kb.source(p).map(|s| s.text.as_str());
+    let summary = |id: &str| errata_check::rule_info(id).map(|r| r.summary);
+    let cx = Context {
+        files,
+        source: &source,
+        rule_summary: &summary,
+        color: std::io::stdout().is_terminal(),
+    };
+    print!("{}", errata_report::render(format, diagnostics, &cx));
+}
