@@ -1,11 +1,168 @@
-//! `errata bundle` (being built; see the issue tracker).
+//! `errata bundle`: write the data bundle, or `verify` / `diff` bundle files.
+//!
+//! Writing checks the knowledge base first and refuses to publish data with errors
+//! (exit 1), like `errata build`. `verify` exits 1 when anything is wrong and names the
+//! member at fault; `diff` prints what changed and the semver bump it implies.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::Context as _;
+use errata_bundle::{BundleOptions, Diff, Snapshot, Version};
+use errata_load::{Config, KnowledgeBase};
 
 /// Arguments.
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Option<Action>,
+    #[command(flatten)]
+    write: WriteArgs,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`errata bundle` is not available in this build yet")
+#[derive(clap::Subcommand)]
+enum Action {
+    /// Check a bundle: SHA256SUMS, the manifest schema, every member's hash.
+    Verify {
+        /// The bundle file (`errata-<version>.tar.gz`), with `SHA256SUMS` beside it.
+        file: PathBuf,
+    },
+    /// List added, removed and changed entries between two bundles, and the bump.
+    Diff {
+        /// The older bundle.
+        old: PathBuf,
+        /// The newer bundle.
+        new: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
+}
+
+#[derive(clap::Args)]
+struct WriteArgs {
+    /// The data directory (default: `data_dir` from `errata.toml`, else `data`).
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+    /// Output directory.
+    #[arg(long, value_name = "DIR", default_value = "dist/bundle")]
+    out: PathBuf,
+    /// The previous bundle: the new version is its version bumped by the diff, and the
+    /// changelog gains an entry.
+    #[arg(long, value_name = "OLD")]
+    previous: Option<PathBuf>,
+    /// Write this version instead of the one the diff implies (default 1.0.0 without
+    /// `--previous`).
+    #[arg(long = "set-version", value_name = "X.Y.Z")]
+    version: Option<String>,
+    /// The JSON Schemas to include.
+    #[arg(long, value_name = "DIR", default_value = "schema")]
+    schema: PathBuf,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.action {
+        Some(Action::Verify { file }) => verify(&file),
+        Some(Action::Diff { old, new, format }) => diff(&old, &new, format),
+        None => write(args.write),
+    }
+}
+
+fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
+    let config = Config::discover(Path::new(".")).map_err(anyhow::Error::msg)?;
+    let data = args.data.unwrap_or(config.data_dir.clone());
+    let kb = KnowledgeBase::load(&data)?;
+    let unknown = errata_check::unknown_rule_ids(config.rules.keys());
+    if !unknown.is_empty() {
+        anyhow::bail!(
+            "errata.toml: unknown rule id(s) in [rules]: {}",
+            unknown.join(", ")
+        );
+    }
+    let options = errata_check::CheckOptions {
+        overrides: config.rules.clone(),
+        ..Default::default()
+    };
+    let diagnostics = errata_check::check(&kb, &options);
+    if errata_check::has_errors(&diagnostics) {
+        let errors = diagnostics
+            .iter()
+            .filter(|d| d.severity == errata_model::Severity::Error)
+            .count();
+        eprintln!(
+            "error: {errors} error(s) in {}; run `errata check` — a bundle is never written from data with errors",
+            data.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let version = args
+        .version
+        .map(|v| v.parse::<Version>().map_err(anyhow::Error::msg))
+        .transpose()
+        .context("--set-version")?;
+    let opts = BundleOptions {
+        out_dir: args.out,
+        schema_dir: args.schema,
+        version,
+        previous: args.previous,
+        ..BundleOptions::default()
+    };
+    let written = errata_bundle::write_bundle_report(&kb, &opts)?;
+    let m = &written.manifest;
+    println!(
+        "wrote {} (version {}, {} entries, {} articles, {} translations, {} run records)",
+        written.path.display(),
+        m.version,
+        m.counts.entries,
+        m.counts.articles,
+        m.counts.translations,
+        m.counts.runs
+    );
+    if let Some(diff) = &written.diff {
+        print!("{}", diff.render());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(file: &Path) -> anyhow::Result<ExitCode> {
+    if !file.is_file() {
+        anyhow::bail!("{}: no such bundle file", file.display());
+    }
+    let report = errata_bundle::verify(file);
+    if report.is_ok() {
+        let m = report.manifest.as_ref();
+        println!(
+            "ok: {} (version {}, {} entries, {} members verified)",
+            file.display(),
+            m.map_or("?", |m| m.version.as_str()),
+            m.map_or(0, |m| m.counts.entries),
+            m.map_or(0, |m| m.files.len() + 1)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for problem in &report.problems {
+        eprintln!("error: {problem}");
+    }
+    eprintln!(
+        "{}: {} problem(s); do not use this bundle",
+        file.display(),
+        report.problems.len()
+    );
+    Ok(ExitCode::from(1))
+}
+
+fn diff(old: &Path, new: &Path, format: Format) -> anyhow::Result<ExitCode> {
+    let diff = Diff::between(&Snapshot::open(old)?, &Snapshot::open(new)?);
+    match format {
+        Format::Human => print!("{}", diff.render()),
+        Format::Json => println!("{}", diff.to_json()),
+    }
+    Ok(ExitCode::SUCCESS)
 }
