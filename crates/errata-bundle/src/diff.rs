@@ -239,6 +239,11 @@ impl Diff {
         }
     }
 
+    /// The diff as one JSON object (`errata bundle diff --format json`).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
     /// A human summary, as `errata bundle diff` prints it.
     pub fn render(&self) -> String {
         let mut out = String::new();

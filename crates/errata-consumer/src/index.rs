@@ -27,6 +27,8 @@ pub struct Found<'a> {
     pub entry: &'a Entry,
     /// 1-based line number.
     pub line: u64,
+    /// 1-based byte column of the match's start in its line.
+    pub column: usize,
     /// Byte range of the match in the whole input.
     pub span: Range<u64>,
     /// The matched text (lossily decoded when the input is not UTF-8).
@@ -35,6 +37,37 @@ pub struct Found<'a> {
     pub via: Via,
     /// Ranking key: characters the entry's pattern spells out literally.
     pub specificity: u32,
+}
+
+impl Found<'_> {
+    /// This match as one JSON object: where (`line`, `column`, `span`, `text`), which
+    /// entry (`id`, `signature`, `via`, `specificity`), and its advice in `lang`
+    /// (`root_cause`, `dead_ends`, `workarounds`, each most likely first).
+    pub fn to_json(&self, lang: crate::Lang) -> serde_json::Value {
+        let advice = self.entry.advice(lang);
+        let steps = |steps: &[crate::Step<'_>],
+                     detail: &str,
+                     rate: &str|
+         -> Vec<serde_json::Value> {
+            steps
+                .iter()
+                .map(|s| serde_json::json!({"action": s.action, detail: s.detail, rate: s.rate}))
+                .collect()
+        };
+        serde_json::json!({
+            "line": self.line,
+            "column": self.column,
+            "span": [self.span.start, self.span.end],
+            "text": self.text,
+            "id": self.entry.id,
+            "signature": self.entry.signature(lang),
+            "via": match self.via { Via::Regex => "regex".to_string(), Via::Alias(i) => format!("alias:{i}") },
+            "specificity": self.specificity,
+            "root_cause": advice.root_cause,
+            "dead_ends": steps(&advice.dead_ends, "why_fails", "fail_rate"),
+            "workarounds": steps(&advice.workarounds, "how", "success_rate"),
+        })
+    }
 }
 
 /// Totals of a [`Index::scan`].
@@ -155,9 +188,14 @@ impl Index {
         base_offset: u64,
         m: &errata_matcher::Match,
     ) -> Found<'_> {
+        let line_start = chunk[..m.span.start]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         Found {
             entry: &self.entries[m.pattern],
             line: base_line + m.line as u64 + 1,
+            column: m.span.start - line_start + 1,
             span: base_offset + m.span.start as u64..base_offset + m.span.end as u64,
             text: String::from_utf8_lossy(&chunk[m.span.clone()]).into_owned(),
             via: m.via,

@@ -26,7 +26,8 @@
 //! Most specific first, by these keys in order:
 //! 1. **specificity**: the number of characters every match of the pattern spells out
 //!    literally (`CUDA error: .*` has 12, `CUDA error: out of memory` has 25; an alias
-//!    counts all its characters; a case-insensitive letter counts one; `\d`, `.` and
+//!    counts its characters but never more than its entry's regex, so that a generic
+//!    entry's alias does not outrank a specific entry's regex; a case-insensitive letter counts one; `\d`, `.` and
 //!    other classes count nothing; a repetition counts its minimum);
 //! 2. the longer matched span;
 //! 3. the earlier match in the line;

@@ -134,7 +134,9 @@ impl Matcher {
                     }
                     let mut alias_specificity = Vec::with_capacity(pattern.aliases.len());
                     for (a, alias) in pattern.aliases.iter().enumerate() {
-                        alias_specificity.push(alias.chars().count() as u32);
+                        // An alias widens what finds the entry; it never makes the entry more
+                        // specific than its regex says it is.
+                        alias_specificity.push((alias.chars().count() as u32).min(specificity));
                         // An alias is one line of text; an empty one would match everything.
                         if !alias.trim().is_empty() && !alias.contains('\n') {
                             literals

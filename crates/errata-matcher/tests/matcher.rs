@@ -59,12 +59,24 @@ fn one_match_per_pattern_per_line() {
         .and_then(|end| log[..end].iter().rposition(|&b| b == b'\n'))
         .unwrap()
         + 1;
-    // Line 0: the alias is longer (more specific) than the regex and wins; line 2 only
-    // the case-insensitive alias matches.
-    assert_eq!(
-        hits,
-        [(0, Via::Alias(0), 0), (2, Via::Alias(0), third_line)]
-    );
+    // Line 0: both match, the regex is reported (an alias never counts for more than
+    // its regex); line 2 only the case-insensitive alias matches.
+    assert_eq!(hits, [(0, Via::Regex, 0), (2, Via::Alias(0), third_line)]);
+}
+
+#[test]
+fn an_alias_never_outranks_a_more_specific_regex() {
+    // The shape of the real `cuda/illegal-memory-access` and its `-after-free` variant:
+    // the general entry's alias is a prefix of the specific entry's signature.
+    let m = matcher(&[
+        Pattern::new("an illegal memory access was encountered(?:$|[^ ]| [^a]| a[^f])|cudaErrorIllegalAddress")
+            .with_aliases(["RuntimeError: CUDA error: an illegal memory access was encountered"]),
+        Pattern::new("illegal memory access was encountered after a cudaFree"),
+    ]);
+    let text =
+        "RuntimeError: CUDA error: an illegal memory access was encountered after a cudaFree call";
+    let ranked: Vec<(usize, Via)> = m.matches(text).iter().map(|x| (x.pattern, x.via)).collect();
+    assert_eq!(ranked, [(1, Via::Regex), (0, Via::Alias(0))]);
 }
 
 #[test]

@@ -1,0 +1,350 @@
+//! The consumer on bundles built by hand here (so these tests pin the format, not the
+//! writer), on the real `data/`, and on a generated corpus.
+
+use std::io::Write;
+
+use errata_consumer::{Bundle, Entry, Error, Index, Lang};
+use serde_json::{Value, json};
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    errata_consumer::archive::sha256_hex(bytes)
+}
+
+fn entry(id: &str, signature: &str, regex: &str, aliases: &[&str]) -> Value {
+    json!({
+        "id": id, "signature": signature, "signature_zh": format!("错误：{signature}"), "regex": regex,
+        "root_cause": format!("cause of {id}"), "root_cause_zh": format!("{id} 的原因"),
+        "dead_ends": [{"action": "reboot", "why_fails": "it is not the machine", "fail_rate": 0.9, "condition": "", "sources": []}],
+        "workarounds": [
+            {"action": "low", "success_rate": 0.2, "how": "h1", "condition": "", "sources": []},
+            {"action": "high", "success_rate": 0.9, "how": "h2", "condition": "", "sources": []}
+        ],
+        "workarounds_zh": ["低", ""],
+        "aliases": aliases,
+    })
+}
+
+/// A bundle with these entries and a manifest edited by `edit`.
+fn bundle_bytes(entries: &[Value], edit: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let entries_json = serde_json::to_vec(entries).unwrap();
+    let mut manifest = json!({
+        "format_version": 1, "name": "errata", "version": "1.2.3", "schema_version": "1.0.0",
+        "source_commit": null, "build_date": "1970-01-01T00:00:00Z",
+        "counts": {"entries": entries.len(), "articles": 0, "translations": 0, "runs": 0},
+        "files": [{"path": "entries.json", "size": entries_json.len(), "sha256": sha256_hex(&entries_json)}]
+    });
+    edit(&mut manifest);
+    let manifest = serde_json::to_vec_pretty(&manifest).unwrap();
+    let mut tar = tar::Builder::new(Vec::new());
+    for (name, data) in [
+        ("manifest.json", &manifest),
+        ("entries.json", &entries_json),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        tar.append_data(&mut h, name, data.as_slice()).unwrap();
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&tar.into_inner().unwrap()).unwrap();
+    gz.finish().unwrap()
+}
+
+fn sample() -> Vec<Value> {
+    vec![
+        entry(
+            "cuda/generic",
+            "CUDA error: something",
+            "CUDA error: .+",
+            &[],
+        ),
+        entry(
+            "cuda/illegal",
+            "CUDA error: an illegal memory access was encountered",
+            "an illegal memory access was encountered",
+            &["cudaErrorIllegalAddress"],
+        ),
+        entry(
+            "nccl/timeout",
+            "NCCL watchdog timeout",
+            "(?i)watchdog.*timeout",
+            &[],
+        ),
+    ]
+}
+
+#[test]
+fn opens_and_matches_with_advice() {
+    let bundle = Bundle::from_bytes(&bundle_bytes(&sample(), |_| {})).unwrap();
+    assert_eq!(bundle.manifest().version, "1.2.3");
+    let log = "start\nRuntimeError: CUDA error: an illegal memory access was encountered\nok\n[rank0] Watchdog caught collective timeout\n";
+    let found = bundle.match_text(log);
+    let got: Vec<(u64, &str)> = found
+        .iter()
+        .map(|f| (f.line, f.entry.id.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (2, "cuda/illegal"),
+            (2, "cuda/generic"),
+            (4, "nccl/timeout")
+        ]
+    );
+    assert_eq!(
+        &log[found[0].span.start as usize..found[0].span.end as usize],
+        "an illegal memory access was encountered"
+    );
+    assert_eq!(found[0].column, 27);
+
+    let advice = found[0].entry.advice(Lang::Zh);
+    assert_eq!(advice.root_cause, "cuda/illegal 的原因");
+    // Best first; the empty Chinese text falls back to English.
+    let actions: Vec<&str> = advice.workarounds.iter().map(|s| s.action).collect();
+    assert_eq!(actions, ["high", "低"]);
+    assert_eq!(advice.dead_ends[0].detail, "it is not the machine");
+    let json = found[0].to_json(Lang::En);
+    assert_eq!(json["id"], "cuda/illegal");
+    assert_eq!(json["workarounds"][0]["action"], "high");
+}
+
+#[test]
+fn unknown_format_version_is_refused_clearly() {
+    let bytes = bundle_bytes(&sample(), |m| m["format_version"] = json!(2));
+    let err = Bundle::from_bytes(&bytes).unwrap_err();
+    assert!(matches!(err, Error::UnsupportedFormat { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("format_version 2 is not supported"),
+        "{err}"
+    );
+}
+
+#[test]
+fn manifest_disagreements_name_the_member() {
+    let bytes = bundle_bytes(&sample(), |m| {
+        m["files"][0]["sha256"] = json!("0".repeat(64))
+    });
+    let err = Bundle::from_bytes(&bytes).unwrap_err().to_string();
+    assert!(
+        err.contains("member `entries.json`") && err.contains("sha256"),
+        "{err}"
+    );
+    let bytes = bundle_bytes(&sample(), |m| m["files"] = json!([]));
+    let err = Bundle::from_bytes(&bytes).unwrap_err().to_string();
+    assert!(err.contains("`entries.json`: not listed"), "{err}");
+    let bytes = bundle_bytes(&sample(), |m| m["counts"]["entries"] = json!(7));
+    assert!(Bundle::from_bytes(&bytes).is_err());
+    assert!(matches!(
+        Bundle::from_bytes(b"not a bundle"),
+        Err(Error::Archive(_))
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        Bundle::open(dir.path().join("missing.tar.gz")),
+        Err(Error::Io(_))
+    ));
+}
+
+#[test]
+fn bad_regexes_are_reported_by_entry_id() {
+    let mut entries = sample();
+    entries.push(entry("cuda/bad", "x", "(unclosed", &[]));
+    let err = Bundle::from_bytes(&bundle_bytes(&entries, |_| {})).unwrap_err();
+    match err {
+        Error::Patterns(list) => assert_eq!(list[0].0, "cuda/bad"),
+        other => panic!("{other}"),
+    }
+}
+
+/// A reader that hands out at most `n` bytes per read, to cross every chunk boundary.
+struct Trickle<'a>(&'a [u8], usize);
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.len().min(self.1).min(buf.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn streaming_scan_agrees_with_match_text_across_chunks() {
+    let index = Index::new(
+        sample()
+            .into_iter()
+            .map(|v| Entry::from_value(v).unwrap())
+            .collect(),
+    )
+    .unwrap();
+    // About 3 MiB: several chunks, with matches near the boundaries and a last line
+    // without a newline.
+    let mut log = String::new();
+    let mut i = 0;
+    while log.len() < 3 * errata_consumer::CHUNK_BYTES {
+        i += 1;
+        match i % 997 {
+            0 => log.push_str("CUDA error: an illegal memory access was encountered\n"),
+            500 => log.push_str("NCCL WATCHDOG timeout on rank 3\n"),
+            _ => log.push_str(&format!("step {i}: loss 0.{i:04} lr 3e-4 tokens/s 12345\n")),
+        }
+    }
+    log.push_str("cudaErrorIllegalAddress");
+    let expected: Vec<(u64, String, u64)> = index
+        .match_text(&log)
+        .iter()
+        .map(|f| (f.line, f.entry.id.clone(), f.span.start))
+        .collect();
+    assert!(expected.len() > 100);
+    for step in [1 << 20, 4096 + 7] {
+        let mut got = Vec::new();
+        let stats = index
+            .scan(Trickle(log.as_bytes(), step), |f| {
+                got.push((f.line, f.entry.id.clone(), f.span.start))
+            })
+            .unwrap();
+        assert_eq!(got, expected);
+        assert_eq!(stats.lines, log.lines().count() as u64);
+        assert_eq!(stats.bytes, log.len() as u64);
+    }
+}
+
+#[test]
+fn a_line_longer_than_the_limit_is_searched_in_pieces() {
+    let index = Index::new(
+        sample()
+            .into_iter()
+            .map(|v| Entry::from_value(v).unwrap())
+            .collect(),
+    )
+    .unwrap();
+    let mut log = vec![b'x'; errata_consumer::MAX_LINE_BYTES + 10];
+    log.extend_from_slice(b" cudaErrorIllegalAddress\nnext line cudaErrorIllegalAddress\n");
+    let mut got = Vec::new();
+    let stats = index.scan(log.as_slice(), |f| got.push(f.line)).unwrap();
+    assert_eq!(got, [1, 2]);
+    assert_eq!(stats.lines, 2);
+}
+
+/// Every entry of the real knowledge base, and of a generated corpus, is found first by
+/// its own signature and by each of its aliases.
+#[test]
+fn every_signature_and_alias_finds_its_own_entry_first() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/signatures");
+    let mut real = Vec::new();
+    for item in walk(&data) {
+        let value: Value = serde_json::from_slice(&std::fs::read(&item).unwrap()).unwrap();
+        real.push(Entry::from_value(value).unwrap());
+    }
+    check_own_first(real);
+    check_own_first(generated_corpus(600));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(items) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for item in items.flatten() {
+        let p = item.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else if p.extension().is_some_and(|e| e == "json") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn check_own_first(entries: Vec<Entry>) {
+    let index = Index::new(entries).unwrap();
+    for e in index.entries() {
+        for text in std::iter::once(&e.signature).chain(&e.aliases) {
+            let found = index.match_text(text);
+            assert_eq!(
+                found.first().map(|f| f.entry.id.as_str()),
+                Some(e.id.as_str()),
+                "{text:?} → {:?}",
+                found.iter().map(|f| &f.entry.id).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+/// Entries in the styles real ones use: a literal message, a message with numbers and
+/// names as wildcards, case-insensitive, anchored, alternations, Chinese, and generic
+/// catch-alls that the specific ones must outrank.
+fn generated_corpus(n: usize) -> Vec<Entry> {
+    let words = [
+        "memory", "launch", "device", "stream", "kernel", "context", "handle", "graph", "event",
+        "driver", "module", "symbol",
+    ];
+    let verbs = [
+        "failed",
+        "timed out",
+        "was lost",
+        "is invalid",
+        "is busy",
+        "overflowed",
+        "mismatched",
+        "not found",
+    ];
+    let mut out = vec![
+        Entry::from_value(entry(
+            "gen/any-cuda-error",
+            "CUDA error: unknown",
+            "CUDA error: .*",
+            &[],
+        ))
+        .unwrap(),
+        Entry::from_value(entry(
+            "gen/any-runtime-error",
+            "RuntimeError: unknown",
+            r"RuntimeError: \w+",
+            &[],
+        ))
+        .unwrap(),
+    ];
+    for i in 0..n {
+        let w = words[i % words.len()];
+        let v = verbs[(i / words.len()) % verbs.len()];
+        let id = format!("gen/e{i:04}");
+        let (signature, regex, aliases): (String, String, Vec<String>) = match i % 6 {
+            0 => (
+                format!("RuntimeError: CUDA error: {w} {v} (code {i})"),
+                format!(r"CUDA error: {w} {v} \(code {i}\)"),
+                vec![],
+            ),
+            1 => (
+                format!("CUDA error: {w} {v} at op{i}.cu:{}", i * 7),
+                format!(r"{w} {v} at op{i}\.cu:\d+"),
+                vec![format!("{w}-{v}-{i}")],
+            ),
+            2 => (
+                format!("NCCL WARN {} {v} on channel {i}", w.to_uppercase()),
+                format!(r"(?i)nccl warn {w} {v} on channel {i}\b"),
+                vec![],
+            ),
+            3 => (
+                format!("cuda{w}{i} {v}"),
+                format!(r"^cuda{w}{i} {v}$"),
+                vec![],
+            ),
+            4 => (
+                format!("error {i}: {w} {v}"),
+                format!(r"error {i}: (?:{w}|{w}s) (?:{v})"),
+                vec![],
+            ),
+            _ => (
+                format!("CUDA 错误 {i}：{w} 失败"),
+                format!(r"CUDA 错误 {i}：{w} 失败"),
+                vec![],
+            ),
+        };
+        let aliases: Vec<&str> = aliases.iter().map(String::as_str).collect();
+        out.push(Entry::from_value(entry(&id, &signature, &regex, &aliases)).unwrap());
+    }
+    out
+}
