@@ -1,11 +1,164 @@
-//! `errata build` (being built; see the issue tracker).
+//! `errata build`: check, then render the site (and the bundle) into `dist/`.
+//!
+//! The check runs first and a knowledge base with errors is never published (exit 1).
+//! The site is rendered in memory and swapped into place atomically, so a failed build
+//! leaves the previous `dist/site` as it was. Output depends only on the input files:
+//! the site takes every date it shows from the data.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use errata_load::{Config, KnowledgeBase};
+use errata_model::{Diagnostic, Severity};
 
 /// Arguments.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The data directory (default: `data_dir` from `errata.toml`, else `data`).
+    pub path: Option<PathBuf>,
+    /// Output directory: the site goes to `<OUT>/site`, the bundle to `<OUT>/bundle`.
+    #[arg(long, value_name = "DIR", default_value = "dist")]
+    pub out: PathBuf,
+    /// URL the site is served under (`/`, `/errata/`, `https://example.org/errata/`);
+    /// default: `base_url` from `errata.toml`. Page links are relative either way.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Print timings of each phase to stderr.
+    #[arg(long)]
+    pub timings: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`errata build` is not available in this build yet")
+/// What one build needs besides the data directory: the site options from
+/// `errata.toml` and the command line.
+pub(crate) struct Plan {
+    pub data_dir: PathBuf,
+    pub site: errata_site::SiteOptions,
+    pub check: errata_check::CheckOptions,
+}
+
+impl Plan {
+    pub(crate) fn new(path: Option<PathBuf>, base_url: Option<String>) -> anyhow::Result<Plan> {
+        let config = Config::discover(Path::new(".")).map_err(anyhow::Error::msg)?;
+        let data_dir = path.unwrap_or_else(|| config.data_dir.clone());
+        let data_rel = data_dir
+            .to_string_lossy()
+            .trim_start_matches("./")
+            .trim_end_matches('/')
+            .to_string();
+        let edit = config.repo_url.as_deref().map(|repo| {
+            format!(
+                "{}/edit/{}/{data_rel}/",
+                repo.trim_end_matches('/'),
+                config.repo_branch
+            )
+        });
+        let theme_dir = Path::new("site").is_dir().then(|| PathBuf::from("site"));
+        let site = errata_site::SiteOptions::default()
+            .with_base_url(base_url.unwrap_or(config.base_url.clone()))
+            .with_edit_url_prefix(edit)
+            .with_theme_dir(theme_dir);
+        let unknown = errata_check::unknown_rule_ids(config.rules.keys());
+        if !unknown.is_empty() {
+            anyhow::bail!(
+                "errata.toml: unknown rule id(s) in [rules]: {}",
+                unknown.join(", ")
+            );
+        }
+        let check = errata_check::CheckOptions {
+            overrides: config.rules.clone(),
+            ..Default::default()
+        };
+        Ok(Plan {
+            data_dir,
+            site,
+            check,
+        })
+    }
+
+    /// Loads and checks. `Ok(None)` when the data has errors (already printed).
+    pub(crate) fn load_checked(
+        &self,
+        timings: bool,
+    ) -> anyhow::Result<(KnowledgeBase, Vec<Diagnostic>)> {
+        let start = Instant::now();
+        let kb = KnowledgeBase::load(&self.data_dir)?;
+        phase(timings, "load", start);
+        let start = Instant::now();
+        let diagnostics = errata_check::check(&kb, &self.check);
+        phase(timings, "check", start);
+        Ok((kb, diagnostics))
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let plan = Plan::new(args.path, args.base_url)?;
+    let (kb, diagnostics) = plan.load_checked(args.timings)?;
+    print_diagnostics(&diagnostics);
+    if errata_check::has_errors(&diagnostics) {
+        let errors = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        eprintln!(
+            "error: refusing to build: {errors} error(s) in {}; run `errata check` for details",
+            plan.data_dir.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let start = Instant::now();
+    let rendered = errata_site::render(&kb, &plan.site).context("rendering the site")?;
+    phase(args.timings, "render", start);
+    let site_dir = args.out.join("site");
+    let start = Instant::now();
+    rendered
+        .files
+        .write_atomically(&site_dir)
+        .context("writing the site")?;
+    phase(args.timings, "write", start);
+    for id in &rendered.skipped {
+        eprintln!("warning: `{id}` is not a safe page path; it was left out of the site");
+    }
+    eprintln!(
+        "built {} pages ({} files, {:.1} MiB) into {}",
+        rendered.pages,
+        rendered.files.len(),
+        rendered.files.total_bytes() as f64 / (1024.0 * 1024.0),
+        site_dir.display()
+    );
+    // INTEGRATION POINT (errata-bundle): once the bundle crate lands, write it here:
+    //     errata_bundle::write_bundle(&kb, &BundleOptions { out: args.out.join("bundle"), .. })?;
+    // so that one `errata build` publishes both, from the same checked load.
+    Ok(ExitCode::SUCCESS)
+}
+
+fn phase(on: bool, name: &str, start: Instant) {
+    if on {
+        eprintln!(
+            "timing: {name:<7} {:>8.1} ms",
+            start.elapsed().as_secs_f64() * 1000.0
+        );
+    }
+}
+
+/// Prints diagnostics in the one-line `file:line:col: severity[rule]: message` form.
+// INTEGRATION POINT (errata-report): replace with the shared human renderer once the
+// report crate has it, so `build` and `check` print identically.
+pub(crate) fn print_diagnostics(diagnostics: &[Diagnostic]) {
+    for d in diagnostics {
+        let loc = d.location.unwrap_or_default();
+        eprintln!(
+            "{}:{}:{}: {}[{}]: {}",
+            d.file.display(),
+            loc.line.max(1),
+            loc.column.max(1),
+            d.severity.as_str(),
+            d.rule,
+            d.message
+        );
+        if let Some(help) = &d.help {
+            eprintln!("  = help: {help}");
+        }
+    }
 }

@@ -1,0 +1,172 @@
+//! What the site is built from: the knowledge base sorted and cross-referenced once,
+//! so that every page is a pure function of the catalog.
+
+use std::collections::BTreeMap;
+
+use errata_load::{ArticleDoc, KnowledgeBase};
+use errata_model::Entry;
+
+use crate::urls::is_safe_id;
+
+/// An article with its Chinese translation, if any.
+pub struct ArticlePair<'kb> {
+    /// `<domain>/<slug>`.
+    pub id: String,
+    /// The English original.
+    pub en: &'kb ArticleDoc,
+    /// `<slug>.zh.md`, when it exists.
+    pub zh: Option<&'kb ArticleDoc>,
+}
+
+/// How an article's translation stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Translation {
+    /// `<slug>.zh.md` exists and its `source_hash` is the English file's sha256.
+    Current,
+    /// It exists but was made from another version of the English text.
+    Outdated,
+    /// There is none.
+    Missing,
+}
+
+impl ArticlePair<'_> {
+    /// The state of the Chinese translation.
+    pub fn translation(&self) -> Translation {
+        match self.zh {
+            None => Translation::Missing,
+            Some(zh) => {
+                let hash = zh.front.as_ref().and_then(|f| f.source_hash.as_deref());
+                if hash.is_some_and(|h| h.eq_ignore_ascii_case(&self.en.sha256)) {
+                    Translation::Current
+                } else {
+                    Translation::Outdated
+                }
+            }
+        }
+    }
+
+    /// The English title (the id when the front matter has none).
+    pub fn title(&self) -> &str {
+        self.en
+            .front
+            .as_ref()
+            .map(|f| f.title.as_str())
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or(&self.id)
+    }
+
+    /// The publication date from the front matter.
+    pub fn date(&self) -> &str {
+        self.en.front.as_ref().map_or("", |f| f.date.as_str())
+    }
+}
+
+/// Entries and articles, sorted by id, with their cross-references.
+pub struct Catalog<'kb> {
+    /// Entries by id (only those whose id is a safe path).
+    pub entries: BTreeMap<String, (&'kb Entry, &'kb errata_load::EntryDoc)>,
+    /// Articles by id.
+    pub articles: BTreeMap<String, ArticlePair<'kb>>,
+    /// entry id → ids of the articles naming it in `signatures`.
+    pub articles_of_entry: BTreeMap<String, Vec<String>>,
+    /// domain → entry ids and article ids.
+    pub domains: BTreeMap<String, (Vec<String>, Vec<String>)>,
+    /// tag → entry ids and article ids.
+    pub tags: BTreeMap<String, (Vec<String>, Vec<String>)>,
+    /// Ids skipped because they are not safe paths (reported by the checker too).
+    pub skipped: Vec<String>,
+}
+
+impl<'kb> Catalog<'kb> {
+    /// Builds the catalog. The first entry or article with a given id wins (duplicates
+    /// are a check error, so a published build has none).
+    pub fn new(kb: &'kb KnowledgeBase) -> Catalog<'kb> {
+        let mut entries = BTreeMap::new();
+        let mut skipped = Vec::new();
+        for doc in &kb.entries {
+            let Some(entry) = doc.entry.as_ref() else {
+                continue;
+            };
+            if !is_safe_id(&entry.id) {
+                skipped.push(entry.id.clone());
+                continue;
+            }
+            entries.entry(entry.id.clone()).or_insert((entry, doc));
+        }
+        let mut articles: BTreeMap<String, ArticlePair<'kb>> = BTreeMap::new();
+        let mut translations = BTreeMap::new();
+        for doc in &kb.articles {
+            let Some(id) = doc.path_id.clone() else {
+                continue;
+            };
+            if !is_safe_id(&id) {
+                skipped.push(id);
+                continue;
+            }
+            if doc.lang.as_deref() == Some("zh") {
+                translations.entry(id).or_insert(doc);
+            } else if !articles.contains_key(&id) {
+                articles.insert(
+                    id.clone(),
+                    ArticlePair {
+                        id,
+                        en: doc,
+                        zh: None,
+                    },
+                );
+            }
+        }
+        for (id, zh) in translations {
+            if let Some(pair) = articles.get_mut(&id) {
+                pair.zh = Some(zh);
+            }
+        }
+
+        let mut articles_of_entry: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut domains: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
+        let mut tags: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
+        for (id, (entry, _)) in &entries {
+            let domain = id.split('/').next().unwrap_or_default().to_string();
+            domains.entry(domain).or_default().0.push(id.clone());
+            for tag in unique(&entry.tags) {
+                tags.entry(tag).or_default().0.push(id.clone());
+            }
+        }
+        for (id, pair) in &articles {
+            let domain = id.split('/').next().unwrap_or_default().to_string();
+            domains.entry(domain).or_default().1.push(id.clone());
+            if let Some(front) = &pair.en.front {
+                for tag in unique(&front.tags) {
+                    tags.entry(tag).or_default().1.push(id.clone());
+                }
+                for sig in unique(&front.signatures) {
+                    articles_of_entry.entry(sig).or_default().push(id.clone());
+                }
+            }
+        }
+        Catalog {
+            entries,
+            articles,
+            articles_of_entry,
+            domains,
+            tags,
+            skipped,
+        }
+    }
+
+    /// The entry with this id.
+    pub fn entry(&self, id: &str) -> Option<&'kb Entry> {
+        self.entries.get(id).map(|(e, _)| *e)
+    }
+}
+
+fn unique(items: &[String]) -> Vec<String> {
+    let mut seen: Vec<String> = items
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    seen.sort();
+    seen.dedup();
+    seen
+}

@@ -1,0 +1,281 @@
+//! Index pages: home, per-domain, per-tag, translation status, search, 404.
+
+use serde_json::{Value, json};
+
+use crate::Error;
+use crate::catalog::Translation;
+use crate::pages::Ctx;
+use crate::urls::{self, Lang};
+
+/// A listed item: an entry or an article, with the date it is sorted by.
+pub(crate) struct Item {
+    pub title: String,
+    pub page: String,
+    pub date: String,
+    pub kind: &'static str,
+    pub summary: String,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn entry_item(&self, id: &str, lang: Lang) -> Option<Item> {
+        let e = self.catalog.entry(id)?;
+        let zh = lang == Lang::Zh && !e.signature_zh.trim().is_empty();
+        let cause = if lang == Lang::Zh && !e.root_cause_zh.trim().is_empty() {
+            &e.root_cause_zh
+        } else {
+            &e.root_cause
+        };
+        Some(Item {
+            title: if zh {
+                e.signature_zh.clone()
+            } else {
+                e.signature.clone()
+            },
+            page: urls::entry_page(id),
+            date: e.last_updated.clone(),
+            kind: "entry",
+            summary: crate::pages::truncate(cause, 200),
+        })
+    }
+
+    pub(crate) fn article_item(&self, id: &str, lang: Lang) -> Option<Item> {
+        let a = self.catalog.articles.get(id)?;
+        let text = self.kb.source(&a.en.path).map_or("", |s| s.text.as_str());
+        Some(Item {
+            title: self.article_title(a, lang),
+            page: urls::article_page(id),
+            date: a.date().to_string(),
+            kind: "article",
+            summary: crate::pages::first_paragraph(text.get(a.en.body_range.clone()).unwrap_or("")),
+        })
+    }
+
+    /// Every entry and article, newest first (date, then page path, for a stable order).
+    pub(crate) fn recent(&self, lang: Lang) -> Vec<Item> {
+        let mut items: Vec<Item> = self
+            .catalog
+            .entries
+            .keys()
+            .filter_map(|id| self.entry_item(id, lang))
+            .chain(
+                self.catalog
+                    .articles
+                    .keys()
+                    .filter_map(|id| self.article_item(id, lang)),
+            )
+            .collect();
+        items.sort_by(|a, b| b.date.cmp(&a.date).then_with(|| a.page.cmp(&b.page)));
+        items
+    }
+
+    fn list_values(&self, items: &[Item], lang: Lang, lang_root: &str) -> Vec<Value> {
+        items
+            .iter()
+            .map(|i| {
+                json!({"title": i.title, "href": format!("{lang_root}{}", i.page), "date": i.date,
+                       "kind": self.theme.text(lang.code(), &format!("kind_{}", i.kind), &[])})
+            })
+            .collect()
+    }
+
+    fn frame_ctx(
+        &self,
+        lang: Lang,
+        page: &str,
+        title: &str,
+        description: &str,
+    ) -> (String, String, tera::Context) {
+        let file = lang.file(page);
+        let root = urls::root_of(&file);
+        let lang_root = format!("{root}{}", lang.prefix());
+        let ctx = self.base(lang, page, title, description);
+        (file, lang_root, ctx)
+    }
+
+    pub(crate) fn home_page(&self, lang: Lang) -> Result<(String, String), Error> {
+        let t = |k: &str| self.theme.text(lang.code(), k, &[]);
+        let (file, lang_root, mut ctx) =
+            self.frame_ctx(lang, "index.html", &t("home_title"), &t("home_lead"));
+        let recent: Vec<Item> = self
+            .recent(lang)
+            .into_iter()
+            .filter(|i| i.kind == "entry")
+            .take(15)
+            .collect();
+        let mut articles: Vec<Item> = self
+            .catalog
+            .articles
+            .keys()
+            .filter_map(|id| self.article_item(id, lang))
+            .collect();
+        articles.sort_by(|a, b| b.date.cmp(&a.date).then_with(|| a.page.cmp(&b.page)));
+        articles.truncate(10);
+        let domains: Vec<Value> = self
+            .catalog
+            .domains
+            .iter()
+            .map(|(d, (e, a))| json!({"name": d, "count": e.len() + a.len(), "href": format!("{lang_root}{}", urls::domain_page(d))}))
+            .collect();
+        let mut tags: Vec<(&String, usize)> = self
+            .catalog
+            .tags
+            .iter()
+            .map(|(t, (e, a))| (t, e.len() + a.len()))
+            .collect();
+        tags.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        tags.truncate(40);
+        let tags: Vec<Value> = tags
+            .into_iter()
+            .map(|(t, n)| json!({"name": t, "count": n, "href": format!("{lang_root}{}", urls::tag_page(t))}))
+            .collect();
+        ctx.insert(
+            "stats",
+            &json!({
+                "entries": self.catalog.entries.len(),
+                "articles": self.catalog.articles.len(),
+                "domains": self.catalog.domains.len(),
+                "verified": self.runs.verified_count(),
+            }),
+        );
+        ctx.insert("recent", &self.list_values(&recent, lang, &lang_root));
+        ctx.insert("articles", &self.list_values(&articles, lang, &lang_root));
+        ctx.insert("domains", &domains);
+        ctx.insert("tags", &tags);
+        ctx.insert(
+            "json_ld",
+            &crate::pages::json_ld(&json!({
+                "@context": "https://schema.org", "@type": "WebSite", "name": t("site_name"),
+                "inLanguage": lang.code(), "url": crate::urls::absolute(&self.opts.base_url, &lang.file("index.html")),
+            })),
+        );
+        Ok((file, self.theme.render("home.html", &ctx)?))
+    }
+
+    fn list_page(
+        &self,
+        lang: Lang,
+        page: &str,
+        heading: &str,
+        entries: &[String],
+        articles: &[String],
+    ) -> Result<(String, String), Error> {
+        let (file, lang_root, mut ctx) = self.frame_ctx(lang, page, heading, heading);
+        let mut items: Vec<Item> = articles
+            .iter()
+            .filter_map(|id| self.article_item(id, lang))
+            .chain(entries.iter().filter_map(|id| self.entry_item(id, lang)))
+            .collect();
+        items.sort_by(|a, b| {
+            a.kind
+                .cmp(b.kind)
+                .then_with(|| a.title.cmp(&b.title))
+                .then_with(|| a.page.cmp(&b.page))
+        });
+        ctx.insert("heading", heading);
+        ctx.insert("items", &self.list_values(&items, lang, &lang_root));
+        Ok((file, self.theme.render("list.html", &ctx)?))
+    }
+
+    pub(crate) fn domain_page(&self, domain: &str, lang: Lang) -> Result<(String, String), Error> {
+        let (entries, articles) = self
+            .catalog
+            .domains
+            .get(domain)
+            .cloned()
+            .unwrap_or_default();
+        let heading = self
+            .theme
+            .text(lang.code(), "domain_heading", &[("name", domain)]);
+        self.list_page(
+            lang,
+            &urls::domain_page(domain),
+            &heading,
+            &entries,
+            &articles,
+        )
+    }
+
+    pub(crate) fn tag_page(&self, tag: &str, lang: Lang) -> Result<(String, String), Error> {
+        let (entries, articles) = self.catalog.tags.get(tag).cloned().unwrap_or_default();
+        let heading = self
+            .theme
+            .text(lang.code(), "tag_heading", &[("name", tag)]);
+        self.list_page(lang, &urls::tag_page(tag), &heading, &entries, &articles)
+    }
+
+    pub(crate) fn translations_page(&self, lang: Lang) -> Result<(String, String), Error> {
+        let t = |k: &str| self.theme.text(lang.code(), k, &[]);
+        let (file, lang_root, mut ctx) = self.frame_ctx(
+            lang,
+            "translations.html",
+            &t("translation_status"),
+            &t("translation_intro"),
+        );
+        let (mut current, mut outdated, mut missing) = (0, 0, 0);
+        let mut rows: Vec<(u8, Value)> = Vec::new();
+        for (id, pair) in &self.catalog.articles {
+            let (rank, state) = match pair.translation() {
+                Translation::Missing => {
+                    missing += 1;
+                    (0, "missing")
+                }
+                Translation::Outdated => {
+                    outdated += 1;
+                    (1, "outdated")
+                }
+                Translation::Current => {
+                    current += 1;
+                    (2, "current")
+                }
+            };
+            rows.push((
+                rank,
+                json!({"title": pair.title(), "href": format!("{lang_root}{}", urls::article_page(id)),
+                       "state": state, "label": t(&format!("tr_{state}"))}),
+            ));
+        }
+        // Work to do first: missing, then outdated, then current; by id within each.
+        rows.sort_by_key(|(rank, _)| *rank);
+        let entries_translated = self
+            .catalog
+            .entries
+            .values()
+            .filter(|(e, _)| {
+                !e.signature_zh.trim().is_empty() && !e.root_cause_zh.trim().is_empty()
+            })
+            .count();
+        ctx.insert(
+            "status",
+            &json!({"current": current, "outdated": outdated, "missing": missing,
+                    "entries_translated": entries_translated, "entries_total": self.catalog.entries.len()}),
+        );
+        ctx.insert(
+            "rows",
+            &rows.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+        );
+        Ok((file, self.theme.render("translations.html", &ctx)?))
+    }
+
+    pub(crate) fn search_page(&self, lang: Lang) -> Result<(String, String), Error> {
+        let title = self.theme.text(lang.code(), "search_title", &[]);
+        let (file, _, ctx) = self.frame_ctx(lang, "search.html", &title, &title);
+        Ok((file, self.theme.render("search.html", &ctx)?))
+    }
+
+    /// The 404 page is served for any missing path, at any depth, so its links are
+    /// absolute from the configured base URL rather than relative.
+    pub(crate) fn not_found_page(&self, lang: Lang) -> Result<(String, String), Error> {
+        let title = self.theme.text(lang.code(), "not_found_title", &[]);
+        let (file, _, mut ctx) = self.frame_ctx(lang, "404.html", &title, &title);
+        let base = format!("{}/", self.opts.base_url.trim_end_matches('/'));
+        ctx.insert("root", &base);
+        ctx.insert("lang_root", &format!("{base}{}", lang.prefix()));
+        let languages: Vec<Value> = Lang::ALL
+            .iter()
+            .map(|l| json!({"code": l.code(), "name": self.theme.text(l.code(), "lang_name", &[]),
+                            "current": *l == lang, "href": format!("{base}{}", l.file("index.html"))}))
+            .collect();
+        ctx.insert("languages", &languages);
+        Ok((file, self.theme.render("404.html", &ctx)?))
+    }
+}

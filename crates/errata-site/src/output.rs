@@ -1,0 +1,112 @@
+//! The rendered site as an in-memory file set, and how it reaches the disk.
+//!
+//! Rendering never touches the output directory. Only when every page has rendered is
+//! the set written into a fresh temporary directory next to the target, which is then
+//! swapped in with renames; a failure at any point leaves the previous site in place.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+/// Every file of a rendered site: `/`-separated relative path → bytes, in path order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SiteFiles {
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+impl SiteFiles {
+    pub(crate) fn insert(&mut self, path: impl Into<String>, bytes: impl Into<Vec<u8>>) {
+        self.files.insert(path.into(), bytes.into());
+    }
+
+    /// The content of one file.
+    pub fn get(&self, path: &str) -> Option<&[u8]> {
+        self.files.get(path).map(Vec::as_slice)
+    }
+
+    /// Every path, in order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+
+    /// Number of files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// No files at all.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Total size in bytes.
+    pub fn total_bytes(&self) -> usize {
+        self.files.values().map(Vec::len).sum()
+    }
+
+    /// Writes the site to `out` atomically: into `<out>.tmp-<pid>` first, then the old
+    /// `out` (if any) is renamed aside, the new one renamed into place, and the old one
+    /// removed. The parent directory of `out` is created if needed.
+    pub fn write_atomically(&self, out: &Path) -> Result<(), Error> {
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "site".to_string());
+        let pid = std::process::id();
+        let staging = parent.join(format!(".{name}.tmp-{pid}"));
+        let old = parent.join(format!(".{name}.old-{pid}"));
+        let _ = std::fs::remove_dir_all(&staging);
+        if let Err(e) = self.write_into(&staging) {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+        let had_old = match std::fs::symlink_metadata(out) {
+            Ok(meta) if meta.is_dir() => {
+                let _ = std::fs::remove_dir_all(&old);
+                std::fs::rename(out, &old).map_err(|e| Error::io(out, e))?;
+                true
+            }
+            Ok(_) => {
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(Error::io(
+                    out,
+                    std::io::Error::other("exists and is not a directory; refusing to replace it"),
+                ));
+            }
+            Err(_) => false,
+        };
+        if let Err(e) = std::fs::rename(&staging, out) {
+            // Put the previous site back before reporting.
+            if had_old {
+                let _ = std::fs::rename(&old, out);
+            }
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(Error::io(out, e));
+        }
+        if had_old {
+            let _ = std::fs::remove_dir_all(&old);
+        }
+        Ok(())
+    }
+
+    fn write_into(&self, dir: &Path) -> Result<(), Error> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let mut made = std::collections::HashSet::new();
+        for (rel, bytes) in &self.files {
+            let path = dir.join(rel);
+            if let Some(parent) = path.parent()
+                && made.insert(parent.to_path_buf())
+            {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,480 @@
+//! One function per page type: gather the view model, render the template.
+//!
+//! View models are JSON values built here; the templates only lay them out. Every
+//! string from the data reaches the HTML through Tera's autoescaping; the only values
+//! marked `safe` are HTML this crate produced itself (Markdown bodies, highlighted code,
+//! and the JSON-LD, which is escaped for a `<script>` element by [`json_ld`]).
+
+use serde_json::{Value, json};
+
+use crate::catalog::{ArticlePair, Catalog, Translation};
+use crate::markdown::{self, SnippetBadge};
+use crate::runs::{Runs, Verdict};
+use crate::theme::Theme;
+use crate::urls::{self, Lang, is_https};
+use crate::{Error, SiteOptions};
+
+/// Everything a page needs besides its own data.
+pub(crate) struct Ctx<'a> {
+    pub theme: &'a Theme,
+    pub opts: &'a SiteOptions,
+    pub catalog: &'a Catalog<'a>,
+    pub runs: &'a Runs,
+    pub data_root: &'a std::path::Path,
+    pub kb: &'a errata_load::KnowledgeBase,
+}
+
+/// A page's common frame: language, links back to the roots, alternates.
+struct Frame {
+    lang: Lang,
+    file: String,
+    root: String,
+    lang_root: String,
+}
+
+impl Frame {
+    fn new(lang: Lang, page: &str) -> Frame {
+        let file = lang.file(page);
+        let root = urls::root_of(&file);
+        let lang_root = format!("{root}{}", lang.prefix());
+        Frame {
+            lang,
+            file,
+            root,
+            lang_root,
+        }
+    }
+
+    /// A link from this page to another page of the same language.
+    fn href(&self, page: &str) -> String {
+        format!("{}{page}", self.lang_root)
+    }
+}
+
+impl Ctx<'_> {
+    fn t(&self, lang: Lang, key: &str, vars: &[(&str, &str)]) -> String {
+        self.theme.text(lang.code(), key, vars)
+    }
+
+    /// The base context every template gets.
+    pub(crate) fn base(
+        &self,
+        lang: Lang,
+        page: &str,
+        title: &str,
+        description: &str,
+    ) -> tera::Context {
+        let frame = &Frame::new(lang, page);
+        let mut ctx = tera::Context::new();
+        ctx.insert("lang", frame.lang.code());
+        ctx.insert("t", self.theme.strings(frame.lang.code()));
+        ctx.insert("root", &frame.root);
+        ctx.insert("lang_root", &frame.lang_root);
+        ctx.insert("page_title", title);
+        ctx.insert("description", &truncate(description, 200));
+        ctx.insert(
+            "canonical",
+            &urls::absolute(&self.opts.base_url, &frame.lang.file(page)),
+        );
+        let alternates: Vec<Value> = Lang::ALL
+            .iter()
+            .map(|l| json!({"lang": l.code(), "href": urls::absolute(&self.opts.base_url, &l.file(page))}))
+            .chain(std::iter::once(json!({"lang": "x-default", "href": urls::absolute(&self.opts.base_url, page)})))
+            .collect();
+        ctx.insert("alternates", &alternates);
+        let languages: Vec<Value> = Lang::ALL
+            .iter()
+            .map(|l| {
+                json!({
+                    "code": l.code(),
+                    "name": self.t(*l, "lang_name", &[]),
+                    "current": *l == frame.lang,
+                    "href": format!("{}{}", frame.root, l.file(page)),
+                })
+            })
+            .collect();
+        ctx.insert("languages", &languages);
+        ctx.insert("json_ld", "");
+        ctx
+    }
+
+    fn badge(&self, lang: Lang, verdict: &Verdict) -> SnippetBadge {
+        markdown::badge(verdict, |key, vars| self.t(lang, key, vars))
+    }
+
+    /// `https://…` as a link target, anything else as `null`.
+    fn link_or_text(text: &str) -> Value {
+        if is_https(text) {
+            json!({"text": text, "href": text.trim()})
+        } else {
+            json!({"text": text, "href": null})
+        }
+    }
+
+    /// Renders one entry page.
+    pub fn entry_page(&self, id: &str, lang: Lang) -> Result<(String, String), Error> {
+        let page = urls::entry_page(id);
+        let frame = Frame::new(lang, &page);
+        let Some((e, doc)) = self.catalog.entries.get(id) else {
+            return Err(Error::new(
+                crate::ErrorKind::Io,
+                format!("unknown entry {id}"),
+            ));
+        };
+        let zh = lang == Lang::Zh;
+        let (domain, _) = e.domain_and_slug().unwrap_or((id, id));
+        let has = |s: &str| !s.trim().is_empty();
+        let title = if zh && has(&e.signature_zh) {
+            e.signature_zh.as_str()
+        } else {
+            e.signature.as_str()
+        };
+        let root_cause_zh = zh && has(&e.root_cause_zh);
+        let pct = |x: f64| (x.clamp(0.0, 1.0) * 100.0).round() as i64;
+        let sources = |list: &[String]| {
+            list.iter()
+                .map(|s| Self::link_or_text(s))
+                .collect::<Vec<_>>()
+        };
+        let workarounds: Vec<Value> = e
+            .workarounds
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let zh_action = if zh {
+                    e.workarounds_zh.get(i).filter(|s| has(s))
+                } else {
+                    None
+                };
+                json!({
+                    "action": zh_action.map_or(w.action.as_str(), String::as_str),
+                    "action_lang": if zh && zh_action.is_none() { "en" } else { "" },
+                    // The zh text translates the action; the English how stays as detail
+                    // unless it only repeats the action.
+                    "how": if w.how.trim() == w.action.trim() { "" } else { w.how.as_str() },
+                    "pct": pct(w.success_rate),
+                    "condition": w.condition,
+                    "sources": sources(&w.sources),
+                })
+            })
+            .collect();
+        let dead_ends: Vec<Value> = e
+            .dead_ends
+            .iter()
+            .map(|d| {
+                json!({"action": d.action, "why_fails": d.why_fails, "pct": pct(d.fail_rate),
+                       "condition": d.condition, "sources": sources(&d.sources)})
+            })
+            .collect();
+        let graph: Vec<Value> = [
+            ("leads_to", &e.transition_graph.leads_to),
+            ("preceded_by", &e.transition_graph.preceded_by),
+            ("confused_with", &e.transition_graph.frequently_confused_with),
+        ]
+        .into_iter()
+        .filter(|(_, ids)| !ids.is_empty())
+        .map(|(key, ids)| {
+            let links: Vec<Value> = ids
+                .iter()
+                .map(|target| match self.catalog.entry(target) {
+                    Some(t) => json!({
+                        "id": target,
+                        "title": if zh && has(&t.signature_zh) { &t.signature_zh } else { &t.signature },
+                        "href": frame.href(&urls::entry_page(target)),
+                    }),
+                    None => json!({"id": target, "title": target, "href": null}),
+                })
+                .collect();
+            json!({"label": self.t(lang, key, &[]), "links": links})
+        })
+        .collect();
+        let articles: Vec<Value> = self
+            .catalog
+            .articles_of_entry
+            .get(id)
+            .into_iter()
+            .flatten()
+            .filter_map(|aid| self.catalog.articles.get(aid))
+            .map(|a| json!({"title": self.article_title(a, lang), "href": frame.href(&urls::article_page(&a.id))}))
+            .collect();
+        let code = e.error_code.as_deref().filter(|c| has(c));
+        let known = code.and_then(errata_model::cuda_errors::by_name);
+        let doc_url = e.official_doc_url.as_deref().filter(|u| is_https(u));
+        let rel_file = data_relative(&doc.path, self.data_root);
+        let verdict = match &e.verify {
+            Some(snippet) => self.runs.verdict(&rel_file, &snippet.code),
+            None => Verdict::Unverified,
+        };
+        let badge = self.badge(lang, &verdict);
+        let badge_title = if matches!(verdict, Verdict::Unverified) {
+            self.t(lang, "badge_unverified_title", &[])
+        } else {
+            String::new()
+        };
+        let verify_html = e.verify.as_ref().map(|s| {
+            let info = format!("{} {}", s.lang, s.annotations);
+            let fence = "`".repeat(longest_backtick_run(&s.code).max(2) + 1);
+            let md = format!(
+                "{fence}{info}\n{}\n{fence}\n",
+                s.code.trim_end_matches('\n')
+            );
+            markdown::render_body(&md, &[], |code| {
+                Some(self.badge(lang, &self.runs.verdict(&rel_file, code)))
+            })
+        });
+        let translation_missing = zh
+            && (!has(&e.signature_zh)
+                || !has(&e.root_cause_zh)
+                || e.workarounds_zh.len() < e.workarounds.len());
+        let edit_url = self
+            .opts
+            .edit_url_prefix
+            .as_ref()
+            .map(|p| format!("{p}{rel_file}"));
+        let view = json!({
+            "id": id,
+            "domain": domain,
+            "domain_url": frame.href(&urls::domain_page(domain)),
+            "category": e.category,
+            "subcategory": e.subcategory.clone().unwrap_or_default(),
+            "title": title,
+            "show_original": title != e.signature,
+            "signature": e.signature,
+            "regex": e.regex,
+            "aliases": e.aliases,
+            "error_code": code.unwrap_or(""),
+            "error_code_num": known.map(|k| k.code.to_string()).unwrap_or_default(),
+            "error_code_desc": known.map(|k| k.description).unwrap_or(""),
+            "doc_url": doc_url.unwrap_or(""),
+            "doc_section": e.official_doc_section.clone().unwrap_or_default(),
+            "root_cause": if root_cause_zh { &e.root_cause_zh } else { &e.root_cause },
+            "root_cause_lang": if zh && !root_cause_zh { "en" } else { "" },
+            "root_cause_type": e.root_cause_type,
+            "dead_ends": dead_ends,
+            "workarounds": workarounds,
+            "graph": graph,
+            "versions": e.versions.iter().map(|v| json!({
+                "version": v.version, "status": v.status,
+                "introduced": v.introduced.clone().unwrap_or_default(),
+                "deprecated": v.deprecated.clone().unwrap_or_default(),
+                "removed": v.removed.clone().unwrap_or_default(),
+                "behavior_change": v.behavior_change.clone().unwrap_or_default(),
+            })).collect::<Vec<_>>(),
+            "os_notes": e.os_specific.iter().map(|(os, note)| json!({"os": os, "note": note})).collect::<Vec<_>>(),
+            "verify": verify_html.unwrap_or_default(),
+            "articles": articles,
+            "first_seen": e.first_seen, "last_confirmed": e.last_confirmed, "last_updated": e.last_updated,
+            "verification_tier": e.verification_tier,
+            "confidence": pct(e.confidence),
+            "fix_success": pct(e.fix_success_rate),
+            "resolvable": e.resolvable,
+            "evidence_count": e.evidence_count,
+            "tags": e.tags.iter().map(|t| json!({"name": t, "href": frame.href(&urls::tag_page(t))})).collect::<Vec<_>>(),
+            "badge": {"kind": badge.kind, "text": badge.text, "title": badge_title},
+            "translation_missing": translation_missing,
+            "edit_url": edit_url,
+            "api_href": format!("{}api/v1/{id}.json", frame.root),
+        });
+        let description = if root_cause_zh {
+            &e.root_cause_zh
+        } else {
+            &e.root_cause
+        };
+        let mut ctx = self.base(lang, &page, title, description);
+        ctx.insert("e", &view);
+        ctx.insert(
+            "json_ld",
+            &json_ld(&self.entry_json_ld(e, lang, title, description)),
+        );
+        Ok((frame.file.clone(), self.theme.render("entry.html", &ctx)?))
+    }
+
+    fn entry_json_ld(
+        &self,
+        e: &errata_model::Entry,
+        lang: Lang,
+        title: &str,
+        cause: &str,
+    ) -> Value {
+        let mut answer = cause.to_string();
+        for (i, w) in e.workarounds.iter().enumerate() {
+            let text = if lang == Lang::Zh {
+                e.workarounds_zh.get(i).unwrap_or(&w.action)
+            } else {
+                &w.action
+            };
+            answer.push_str("\n- ");
+            answer.push_str(text);
+        }
+        json!({
+            "@context": "https://schema.org",
+            "@type": "FAQPage",
+            "inLanguage": lang.code(),
+            "dateModified": e.last_updated,
+            "mainEntity": [{
+                "@type": "Question",
+                "name": title,
+                "acceptedAnswer": {"@type": "Answer", "text": answer},
+            }],
+        })
+    }
+
+    pub(crate) fn article_title(&self, a: &ArticlePair<'_>, lang: Lang) -> String {
+        if lang == Lang::Zh
+            && a.translation() == Translation::Current
+            && let Some(t) =
+                a.zh.and_then(|z| z.front.as_ref())
+                    .map(|f| f.title.trim())
+                    .filter(|t| !t.is_empty())
+        {
+            return t.to_string();
+        }
+        a.title().to_string()
+    }
+
+    /// Renders one article page.
+    pub fn article_page(&self, id: &str, lang: Lang) -> Result<(String, String), Error> {
+        let page = urls::article_page(id);
+        let frame = Frame::new(lang, &page);
+        let Some(pair) = self.catalog.articles.get(id) else {
+            return Err(Error::new(
+                crate::ErrorKind::Io,
+                format!("unknown article {id}"),
+            ));
+        };
+        let state = pair.translation();
+        let (doc, notice, body_lang) = match (lang, state) {
+            (Lang::Zh, Translation::Current) => (pair.zh.unwrap_or(pair.en), String::new(), ""),
+            (Lang::Zh, Translation::Outdated) => (
+                pair.en,
+                self.t(lang, "translation_outdated_notice", &[]),
+                "en",
+            ),
+            (Lang::Zh, Translation::Missing) => {
+                (pair.en, self.t(lang, "not_translated_notice", &[]), "en")
+            }
+            (Lang::En, _) => (pair.en, String::new(), ""),
+        };
+        let title = self.article_title(pair, lang);
+        let text = self.source_text(doc);
+        let body_md = text.get(doc.body_range.clone()).unwrap_or("");
+        let anchors: Vec<String> = doc.headings.iter().map(|h| h.anchor.clone()).collect();
+        let rel_file = data_relative(&doc.path, self.data_root);
+        let body = markdown::render_body(body_md, &anchors, |code| {
+            Some(self.badge(lang, &self.runs.verdict(&rel_file, code)))
+        });
+        // The page has its own h1 (the title); a body h1 equal to it is left out of the TOC.
+        let toc: Vec<Value> = doc
+            .headings
+            .iter()
+            .filter(|h| h.level >= 2 && h.level <= 4)
+            .map(|h| json!({"level": h.level, "text": h.text, "anchor": h.anchor}))
+            .collect();
+        let front = pair.en.front.clone().unwrap_or_default();
+        let entries: Vec<Value> = front
+            .signatures
+            .iter()
+            .map(|sid| match self.catalog.entry(sid) {
+                Some(e) => json!({
+                    "title": if lang == Lang::Zh && !e.signature_zh.trim().is_empty() { &e.signature_zh } else { &e.signature },
+                    "href": frame.href(&urls::entry_page(sid)),
+                }),
+                None => json!({"title": sid, "href": null}),
+            })
+            .collect();
+        let (domain, _) = id.split_once('/').unwrap_or((id, id));
+        let view = json!({
+            "id": id,
+            "title": title,
+            "title_lang": if lang == Lang::Zh && body_lang == "en" { "en" } else { "" },
+            "date": front.date,
+            "domain": domain,
+            "domain_url": frame.href(&urls::domain_page(domain)),
+            "tags": front.tags.iter().map(|t| json!({"name": t, "href": frame.href(&urls::tag_page(t))})).collect::<Vec<_>>(),
+            "notice": notice,
+            "entries": entries,
+            "toc": toc,
+            "body": body,
+            "body_lang": body_lang,
+        });
+        let summary = first_paragraph(body_md);
+        let mut ctx = self.base(lang, &page, &title, &summary);
+        ctx.insert("a", &view);
+        ctx.insert(
+            "json_ld",
+            &json_ld(&json!({
+                "@context": "https://schema.org",
+                "@type": "TechArticle",
+                "headline": title,
+                "inLanguage": if body_lang.is_empty() { lang.code() } else { body_lang },
+                "datePublished": front.date,
+                "keywords": front.tags.join(", "),
+                "description": truncate(&summary, 300),
+            })),
+        );
+        Ok((frame.file.clone(), self.theme.render("article.html", &ctx)?))
+    }
+
+    fn source_text(&self, doc: &errata_load::ArticleDoc) -> &str {
+        self.kb.source(&doc.path).map_or("", |s| s.text.as_str())
+    }
+}
+
+/// Escapes JSON for a `<script type="application/ld+json">` element: `<`, `>` and `&`
+/// as `\u00XX`, so no data can close the element or open a comment.
+pub(crate) fn json_ld(value: &Value) -> String {
+    let text = serde_json::to_string(value).unwrap_or_else(|_| "{}".into());
+    text.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+/// `path` relative to the data directory, `/`-separated (how run records name files).
+pub(crate) fn data_relative(path: &std::path::Path, root: &std::path::Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.iter()
+        .map(|p| p.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// At most `max` characters, cut at a character boundary, with `…` when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+/// The first paragraph of Markdown as plain text (for descriptions and feeds).
+pub(crate) fn first_paragraph(markdown: &str) -> String {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let mut out = String::new();
+    let mut inside = false;
+    for event in Parser::new_ext(markdown, errata_load::markdown::options()) {
+        match event {
+            Event::Start(Tag::Paragraph) => inside = true,
+            Event::End(TagEnd::Paragraph) if !out.trim().is_empty() => break,
+            Event::End(TagEnd::Paragraph) => inside = false,
+            Event::Text(t) | Event::Code(t) if inside => out.push_str(&t),
+            Event::SoftBreak | Event::HardBreak if inside => out.push(' '),
+            _ => {}
+        }
+    }
+    truncate(&out, 300)
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    let mut best = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            best = best.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    best
+}
