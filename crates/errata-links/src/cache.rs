@@ -87,7 +87,12 @@ impl Cache {
             .map_err(|e| error(format!("cannot create {}: {e}", dir.display())))?;
         let mut text = serde_json::to_string_pretty(self).map_err(|e| error(e.to_string()))?;
         text.push('\n');
-        let mut file = tempfile::NamedTempFile::new_in(dir).map_err(|e| error(e.to_string()))?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".links-").suffix(".tmp");
+        // The temporary file becomes the cache: give it ordinary permissions, not 0600.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+        let mut file = builder.tempfile_in(dir).map_err(|e| error(e.to_string()))?;
         file.write_all(text.as_bytes())
             .map_err(|e| error(e.to_string()))?;
         file.as_file()

@@ -66,7 +66,7 @@ pub use duration::parse_duration;
 pub use outcome::Outcome;
 pub use progress::Progress;
 pub use retry_after::retry_after;
-pub use rules::RULE_DOCS;
+pub use rules::{RULE_DOCS, rule_summary};
 pub use run::{Report, Settings, run};
 
 /// A failure of the tool itself (exit code 2), never a problem in the data.

@@ -41,3 +41,35 @@ Replace the URL with the one in the message (the `#fragment` you wrote is kept).
 "#,
     ),
 ];
+
+/// A rule's one-line summary (for SARIF's rule table), or `None` for a rule this crate
+/// does not report.
+///
+/// ```
+/// assert!(errata_links::rule_summary("link-dead").is_some());
+/// assert_eq!(errata_links::rule_summary("date-order"), None);
+/// ```
+pub fn rule_summary(rule: &str) -> Option<&'static str> {
+    match rule {
+        "link-dead" => Some(
+            "An external URL does not work (error status, connection failure, timeout, redirect loop).",
+        ),
+        "link-redirect" => Some(
+            "An external URL permanently redirects (301/308) to another URL, which should be written instead.",
+        ),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_documented_rule_has_a_summary_and_a_titled_doc() {
+        for (rule, doc) in RULE_DOCS {
+            assert!(rule_summary(rule).is_some(), "{rule}");
+            assert!(doc.starts_with(&format!("# {rule} (")), "{rule}");
+        }
+    }
+}
