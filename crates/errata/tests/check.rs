@@ -1,0 +1,520 @@
+//! End-to-end tests of `errata check`, `explain`, `fmt` and `new`, running the real binary
+//! on real files: the seed fixtures (snapshot), the bundled `data/`, and hostile input.
+//!
+//! Snapshots live in `tests/snapshots/`; run with `UPDATE_SNAPSHOTS=1` to rewrite them
+//! after an intended change, and review the diff.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn errata(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_errata"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn json_of(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn snapshot(name: &str, actual: &str) {
+    let path = repo_root().join("tests/snapshots").join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        expected == actual,
+        "snapshot {name} differs; rerun with UPDATE_SNAPSHOTS=1 and review.\n--- actual ---\n{actual}"
+    );
+}
+
+#[test]
+fn seeds_full_diagnostics_snapshot() {
+    let out = errata(
+        &repo_root(),
+        &[
+            "check",
+            "tests/fixtures/seeds",
+            "--format",
+            "json",
+            "--today",
+            "2026-11-21",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    snapshot("seeds-check.json", &String::from_utf8(out.stdout).unwrap());
+}
+
+#[test]
+fn seeds_each_known_defect_is_caught() {
+    let out = errata(
+        &repo_root(),
+        &[
+            "check",
+            "tests/fixtures/seeds",
+            "--format",
+            "json",
+            "--today",
+            "2026-11-21",
+        ],
+    );
+    let doc = json_of(&out);
+    let found = |rule: &str, file: &str, pointer: Option<&str>| {
+        doc["diagnostics"].as_array().unwrap().iter().any(|d| {
+            d["rule"] == rule
+                && d["file"].as_str().unwrap().ends_with(file)
+                && pointer.is_none_or(|p| d["pointer"] == p)
+        })
+    };
+    let free = "illegal-memory-access-after-free.json";
+    let unload = "cuda-error-driver-unloading.json";
+    assert!(
+        found("date-order", free, Some("/last_confirmed")),
+        "dates out of order"
+    );
+    assert!(found(
+        "empty-dead-end-action",
+        free,
+        Some("/dead_ends/0/action")
+    ));
+    assert!(found(
+        "empty-dead-end-action",
+        unload,
+        Some("/dead_ends/1/action")
+    ));
+    assert!(
+        found("zh-untranslated", free, Some("/workarounds_zh/0")),
+        "English in a _zh field"
+    );
+    assert!(
+        found("error-code-unknown", unload, Some("/error_code")),
+        "made-up cudaErrorDriverNotReady (804)"
+    );
+    assert!(found("redundant-how", unload, Some("/workarounds/2/how")));
+    assert!(found(
+        "broken-link",
+        "runtime-errors-memory-failures.md",
+        None
+    ));
+    assert!(
+        found("frontmatter", "runtime-errors-memory-failures.md", None),
+        "article without front matter"
+    );
+    assert!(found(
+        "id-path-mismatch",
+        "why-am-i-getting-a-cuda-illegal-memory.md",
+        None
+    ));
+    assert!(found(
+        "mojibake",
+        "why-does-cudadevicereset-cause-cuda-access-violations-after.md",
+        None
+    ));
+}
+
+#[test]
+fn bundled_data_is_clean() {
+    let out = errata(
+        &repo_root(),
+        &[
+            "check",
+            "data",
+            "--format",
+            "json",
+            "--deny-warnings",
+            "--today",
+            "2026-11-21",
+        ],
+    );
+    let doc = json_of(&out);
+    assert_eq!(doc["summary"]["errors"], 0, "{doc:#}");
+    assert_eq!(doc["summary"]["warnings"], 0, "{doc:#}");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(doc["summary"]["files"].as_u64().unwrap() >= 5);
+}
+
+#[test]
+fn json_shape_and_line_column_of_a_value() {
+    let out = errata(
+        &repo_root(),
+        &[
+            "check",
+            "tests/fixtures/seeds/signatures/cuda/illegal-memory-access-after-free.json",
+            "--format",
+            "json",
+            "--today",
+            "2026-11-21",
+        ],
+    );
+    let doc = json_of(&out);
+    let d = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "date-order")
+        .unwrap()
+        .clone();
+    // `"last_confirmed": "2024-06-01",` is on line 88; the value starts at column 21.
+    assert_eq!(
+        d["file"],
+        "tests/fixtures/seeds/signatures/cuda/illegal-memory-access-after-free.json"
+    );
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(88), Some(21))
+    );
+    assert_eq!(d["severity"], "error");
+    for key in [
+        "rule", "severity", "file", "line", "column", "pointer", "message", "help",
+    ] {
+        assert!(d.get(key).is_some(), "missing {key}");
+    }
+    // A single file is reported alone.
+    assert!(
+        doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["file"].as_str().unwrap().ends_with("after-free.json"))
+    );
+}
+
+#[test]
+fn sarif_and_github_formats() {
+    let root = repo_root();
+    let sarif = json_of(&errata(
+        &root,
+        &[
+            "check",
+            "tests/fixtures/seeds",
+            "--format",
+            "sarif",
+            "--today",
+            "2026-11-21",
+        ],
+    ));
+    assert_eq!(sarif["version"], "2.1.0");
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(results.iter().any(|r| r["ruleId"] == "error-code-unknown"));
+    let gh = errata(
+        &root,
+        &[
+            "check",
+            "tests/fixtures/seeds",
+            "--format",
+            "github",
+            "--today",
+            "2026-11-21",
+        ],
+    );
+    let text = String::from_utf8(gh.stdout).unwrap();
+    assert!(
+        text.lines()
+            .all(|l| l.starts_with("::error file=") || l.starts_with("::warning file=")),
+        "{text}"
+    );
+}
+
+fn write(dir: &Path, rel: &str, bytes: &[u8]) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, bytes).unwrap();
+}
+
+/// A real entry from data/, alone: its transition-graph edges are removed so that it is
+/// clean without its neighbours.
+fn good_entry(root: &Path, id: &str) -> Vec<u8> {
+    let text =
+        std::fs::read_to_string(root.join("data/signatures/cuda/out-of-memory.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["id"] = id.into();
+    for edges in ["leads_to", "preceded_by", "frequently_confused_with"] {
+        v["transition_graph"][edges] = serde_json::json!([]);
+    }
+    let mut out = serde_json::to_string_pretty(&v).unwrap();
+    out.push('\n');
+    out.into_bytes()
+}
+
+#[test]
+fn hostile_input_never_crashes_and_hides_nothing() {
+    let root = repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "signatures/cuda/empty.json", b"");
+    write(
+        d,
+        "signatures/cuda/junk.json",
+        &[0u8, 159, 146, 150, 255, 0, 1, 2],
+    );
+    write(
+        d,
+        "signatures/cuda/deep.json",
+        "[".repeat(200_000).as_bytes(),
+    );
+    write(
+        d,
+        "signatures/cuda/big.json",
+        &vec![b' '; 100 * 1024 * 1024],
+    );
+    write(d, "articles/cuda/deep.md", ">".repeat(200_000).as_bytes());
+    write(d, "articles/cuda/junk.md", &[0xff, 0xfe, b'#', b' ', b'x']);
+    // A readable entry with one real defect, to prove the others hide nothing.
+    let mut defective: serde_json::Value =
+        serde_json::from_slice(&good_entry(&root, "cuda/out-of-memory")).unwrap();
+    defective["regex"] = "never matches".into();
+    write(
+        d,
+        "signatures/cuda/out-of-memory.json",
+        defective.to_string().as_bytes(),
+    );
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(d.join("signatures"), d.join("signatures/cuda/loop")).unwrap();
+    let out = errata(
+        d,
+        &["check", ".", "--format", "json", "--today", "2026-11-21"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = json_of(&out);
+    let rules: Vec<(String, String)> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["file"].as_str().unwrap().to_string(),
+                d["rule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let has = |file: &str, rule: &str| rules.iter().any(|(f, r)| f.ends_with(file) && r == rule);
+    assert!(has("empty.json", "json-syntax"), "{rules:?}");
+    assert!(has("junk.json", "json-syntax"));
+    assert!(has("deep.json", "json-syntax"));
+    assert!(has("big.json", "file-too-large"));
+    assert!(has("junk.md", "unreadable"));
+    assert!(has("deep.md", "frontmatter"));
+    #[cfg(unix)]
+    assert!(has("loop", "unreadable"));
+    assert!(has("out-of-memory.json", "regex-no-match"), "{rules:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_file_is_a_diagnostic_and_missing_dir_is_exit_2() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "signatures/cuda/secret.json", b"{}");
+    let p = dir.path().join("signatures/cuda/secret.json");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let readable = std::fs::read(&p).is_ok(); // root can read anything
+    let out = errata(dir.path(), &["check", ".", "--format", "json"]);
+    if !readable {
+        let doc = json_of(&out);
+        assert!(
+            doc["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["rule"] == "unreadable")
+        );
+    }
+    let missing = errata(dir.path(), &["check", "no-such-dir"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no-such-dir"));
+}
+
+#[test]
+fn config_overrides_and_deny_warnings() {
+    let root = repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "kb/signatures/cuda/out-of-memory.json",
+        &good_entry(&root, "cuda/out-of-memory"),
+    );
+    // last_confirmed is in 2026; a 2028 "today" makes it stale (a warning).
+    let out = errata(
+        d,
+        &["check", "kb", "--format", "json", "--today", "2028-01-01"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        json_of(&out)["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["rule"] == "stale" && d["severity"] == "warning")
+    );
+    assert_eq!(
+        errata(
+            d,
+            &["check", "kb", "--today", "2028-01-01", "--deny-warnings"]
+        )
+        .status
+        .code(),
+        Some(1)
+    );
+    write(
+        d,
+        "errata.toml",
+        b"data_dir = \"kb\"\n[rules]\nstale = \"error\"\n",
+    );
+    let out = errata(d, &["check", "--format", "json", "--today", "2028-01-01"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        json_of(&out)["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["rule"] == "stale" && d["severity"] == "error")
+    );
+    write(d, "errata.toml", b"[rules]\nstael = \"allow\"\n");
+    let out = errata(d, &["check", "kb"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stael"));
+}
+
+#[test]
+fn explain_every_rule() {
+    let root = repo_root();
+    let list = String::from_utf8(errata(&root, &["explain"]).stdout).unwrap();
+    let design = std::fs::read_to_string(root.join("../shared/DESIGN.md")).unwrap_or_default();
+    for rule in [
+        "json-syntax",
+        "schema",
+        "id-path-mismatch",
+        "duplicate-id",
+        "date-format",
+        "date-order",
+        "date-in-future",
+        "rate-range",
+        "empty-dead-end-action",
+        "empty-field",
+        "zh-missing",
+        "zh-untranslated",
+        "zh-count-mismatch",
+        "regex-invalid",
+        "regex-no-match",
+        "regex-overlap",
+        "unknown-reference",
+        "asymmetric-edge",
+        "unsafe-url",
+        "error-code-unknown",
+        "mojibake",
+        "redundant-how",
+        "evidence-mismatch",
+        "stale",
+        "frontmatter",
+        "broken-link",
+        "code-block-no-lang",
+        "snippet-annotation",
+        "heading-skip",
+        "translation-outdated",
+        "link-dead",
+        "link-redirect",
+    ] {
+        assert!(
+            list.lines().any(|l| l.starts_with(rule)),
+            "{rule} missing from `errata explain`"
+        );
+        let page = errata(&root, &["explain", rule]);
+        assert_eq!(page.status.code(), Some(0));
+        assert!(
+            String::from_utf8(page.stdout).unwrap().len() > 100,
+            "{rule} has no real documentation"
+        );
+        if !design.is_empty() {
+            assert!(
+                design.contains(&format!("`{rule}`")) || rule.starts_with("link-"),
+                "{rule} not in DESIGN.md"
+            );
+        }
+    }
+    assert_eq!(
+        errata(&root, &["explain", "no-such-rule"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn fmt_is_canonical_idempotent_and_new_scaffolds() {
+    let root = repo_root();
+    // The bundled data is already canonical.
+    assert_eq!(
+        errata(&root, &["fmt", "--check", "data"]).status.code(),
+        Some(0)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&good_entry(&root, "cuda/out-of-memory")).unwrap();
+    let obj = v.as_object_mut().unwrap();
+    let id = obj.shift_remove("id").unwrap();
+    obj.insert("id".into(), id); // now last: not canonical
+    write(
+        d,
+        "data/signatures/cuda/out-of-memory.json",
+        serde_json::to_string(&v).unwrap().as_bytes(),
+    );
+    assert_eq!(errata(d, &["fmt", "--check"]).status.code(), Some(1));
+    assert_eq!(errata(d, &["fmt"]).status.code(), Some(0));
+    let once = std::fs::read(d.join("data/signatures/cuda/out-of-memory.json")).unwrap();
+    assert_eq!(
+        once,
+        good_entry(&root, "cuda/out-of-memory"),
+        "fmt restores the canonical form"
+    );
+    assert_eq!(errata(d, &["fmt", "--check"]).status.code(), Some(0));
+
+    let out = errata(d, &["new", "cuda/brand-new"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        errata(d, &["new", "cuda/brand-new"]).status.code(),
+        Some(2),
+        "never overwrites"
+    );
+    assert_eq!(errata(d, &["new", "Bad/Id"]).status.code(), Some(2));
+    let check = json_of(&errata(
+        d,
+        &[
+            "check",
+            "data/signatures/cuda/brand-new.json",
+            "--format",
+            "json",
+        ],
+    ));
+    let rules: std::collections::BTreeSet<&str> = check["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    // Only "fill this in" rules: no schema or structural problems.
+    let allowed = ["empty-field", "zh-missing", "empty-dead-end-action"];
+    assert!(rules.iter().all(|r| allowed.contains(r)), "{rules:?}");
+    assert!(rules.contains("empty-field"));
+}
