@@ -99,15 +99,25 @@ pub(crate) fn parse_article(
         }
         Some(range) => match serde_yaml_ng::from_str::<serde_json::Value>(&text[range.clone()]) {
             Ok(value) => {
-                let front = value.is_object().then(|| serde_json::from_value(value.clone()).ok()).flatten();
+                let front = value
+                    .is_object()
+                    .then(|| serde_json::from_value(value.clone()).ok())
+                    .flatten();
                 (Some(value), front)
             }
             Err(e) => {
-                let at = e.location().map_or(range.start, |l| range.start + l.index());
+                let at = e
+                    .location()
+                    .map_or(range.start, |l| range.start + l.index());
                 let message = e.to_string();
                 diags.push(
-                    Diagnostic::error("frontmatter", &src.path, Anchor::Bytes(at..at + 1), format!("front matter is not valid YAML: {message}"))
-                        .with_help("front matter is a YAML mapping between two `---` lines"),
+                    Diagnostic::error(
+                        "frontmatter",
+                        &src.path,
+                        Anchor::Bytes(at..at + 1),
+                        format!("front matter is not valid YAML: {message}"),
+                    )
+                    .with_help("front matter is a YAML mapping between two `---` lines"),
                 );
                 (None, None)
             }
@@ -162,7 +172,12 @@ fn scan_body(src: &SourceFile, body: Range<usize>, doc: &mut ArticleDoc) {
         let range = base + range.start..base + range.end;
         match event {
             Event::Start(Tag::Heading { level, id, .. }) => {
-                heading = Some((heading_level(level), id.map(|s| s.to_string()), range.start, String::new()));
+                heading = Some((
+                    heading_level(level),
+                    id.map(|s| s.to_string()),
+                    range.start,
+                    String::new(),
+                ));
             }
             Event::End(TagEnd::Heading(_)) => {
                 if let Some((level, id, start, text)) = heading.take() {
@@ -170,7 +185,12 @@ fn scan_body(src: &SourceFile, body: Range<usize>, doc: &mut ArticleDoc) {
                         Some(id) => slugs.slug(&id),
                         None => slugs.slug(&text),
                     };
-                    doc.headings.push(Heading { level, text: text.trim().to_string(), anchor, range: start..range.end });
+                    doc.headings.push(Heading {
+                        level,
+                        text: text.trim().to_string(),
+                        anchor,
+                        range: start..range.end,
+                    });
                 }
             }
             Event::Text(t) | Event::Code(t) => {
@@ -181,15 +201,22 @@ fn scan_body(src: &SourceFile, body: Range<usize>, doc: &mut ArticleDoc) {
                     block.code.push_str(&t);
                 }
             }
-            Event::Start(Tag::Link { link_type, dest_url, .. }) => doc.links.push(Link {
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            }) => doc.links.push(Link {
                 dest: dest_url.to_string(),
                 range,
                 image: false,
                 autolink: matches!(link_type, pulldown_cmark::LinkType::Autolink),
             }),
-            Event::Start(Tag::Image { dest_url, .. }) => {
-                doc.links.push(Link { dest: dest_url.to_string(), range, image: true, autolink: false })
-            }
+            Event::Start(Tag::Image { dest_url, .. }) => doc.links.push(Link {
+                dest: dest_url.to_string(),
+                range,
+                image: true,
+                autolink: false,
+            }),
             Event::Start(Tag::CodeBlock(kind)) => {
                 let (info, info_offset, fenced) = match kind {
                     CodeBlockKind::Fenced(info) => {
@@ -202,7 +229,14 @@ fn scan_body(src: &SourceFile, body: Range<usize>, doc: &mut ArticleDoc) {
                     CodeBlockKind::Indented => (String::new(), range.start, false),
                 };
                 let (line, _) = src.lines.line_col(&src.text, range.start);
-                code = Some(CodeBlock { info, info_offset, code: String::new(), range, line, fenced });
+                code = Some(CodeBlock {
+                    info,
+                    info_offset,
+                    code: String::new(),
+                    range,
+                    line,
+                    fenced,
+                });
             }
             Event::End(TagEnd::CodeBlock) => {
                 if let Some(mut block) = code.take() {
@@ -241,8 +275,15 @@ mod tests {
         let (doc, diags) = parse(text);
         assert!(diags.is_empty(), "{diags:?}");
         let front = doc.front.unwrap();
-        assert_eq!((front.title.as_str(), front.date.as_str()), ("T", "2025-01-01"));
-        let anchors: Vec<_> = doc.headings.iter().map(|h| (h.level, h.anchor.as_str())).collect();
+        assert_eq!(
+            (front.title.as_str(), front.date.as_str()),
+            ("T", "2025-01-01")
+        );
+        let anchors: Vec<_> = doc
+            .headings
+            .iter()
+            .map(|h| (h.level, h.anchor.as_str()))
+            .collect();
         assert_eq!(anchors, [(1, "top"), (2, "sub-x")]);
         assert_eq!(doc.links.len(), 2);
         assert_eq!(doc.links[0].dest, "b.md#top");

@@ -66,7 +66,8 @@ impl Config {
         let path = dir.join("errata.toml");
         match std::fs::read_to_string(&path) {
             Ok(text) => {
-                let mut config = Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+                let mut config =
+                    Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
                 if dir != Path::new(".") && !dir.as_os_str().is_empty() {
                     config.data_dir = dir.join(&config.data_dir);
                 }
@@ -89,7 +90,10 @@ mod tests {
 
     #[test]
     fn parses_overrides_and_rejects_unknown_keys() {
-        let c = Config::parse("data_dir = \"kb\"\n[rules]\nstale = \"error\"\nregex-overlap = \"allow\"\n").unwrap();
+        let c = Config::parse(
+            "data_dir = \"kb\"\n[rules]\nstale = \"error\"\nregex-overlap = \"allow\"\n",
+        )
+        .unwrap();
         assert_eq!(c.data_dir, PathBuf::from("kb"));
         assert_eq!(c.rules["stale"], RuleLevel::Error);
         assert_eq!(c.base_url, "/");

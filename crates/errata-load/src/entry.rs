@@ -20,19 +20,31 @@ pub struct EntryDoc {
 
 /// Parses an entry file. A file that is not JSON yields a `json-syntax` diagnostic and no
 /// document.
-pub(crate) fn parse_entry(src: &SourceFile, path_id: Option<String>) -> Result<EntryDoc, Diagnostic> {
+pub(crate) fn parse_entry(
+    src: &SourceFile,
+    path_id: Option<String>,
+) -> Result<EntryDoc, Diagnostic> {
     if let Some(at) = src.invalid_utf8_at {
         return Err(invalid_utf8("json-syntax", src, at));
     }
     if src.text.trim().is_empty() {
-        return Err(Diagnostic::error("json-syntax", &src.path, Anchor::File, "file is empty")
-            .with_help("an entry is a JSON object; `errata new <domain>/<slug>` writes a scaffold"));
+        return Err(
+            Diagnostic::error("json-syntax", &src.path, Anchor::File, "file is empty").with_help(
+                "an entry is a JSON object; `errata new <domain>/<slug>` writes a scaffold",
+            ),
+        );
     }
     // serde_json bounds nesting (recursion limit 128), so hostile nesting is an error, not
     // a stack overflow, here and in everything that walks the value afterwards.
-    let value: serde_json::Value = serde_json::from_str(&src.text).map_err(|e| syntax_error(src, &e))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&src.text).map_err(|e| syntax_error(src, &e))?;
     let entry = Entry::deserialize_lenient(&value);
-    Ok(EntryDoc { path: src.path.clone(), path_id, value, entry })
+    Ok(EntryDoc {
+        path: src.path.clone(),
+        path_id,
+        value,
+        entry,
+    })
 }
 
 trait Lenient: Sized {
@@ -58,8 +70,13 @@ fn syntax_error(src: &SourceFile, e: &serde_json::Error) -> Diagnostic {
     } else {
         "fix the JSON syntax; a JSON-aware editor shows where it breaks"
     };
-    Diagnostic::error("json-syntax", &src.path, Anchor::Bytes(offset..offset + 1), format!("invalid JSON: {message}"))
-        .with_help(help)
+    Diagnostic::error(
+        "json-syntax",
+        &src.path,
+        Anchor::Bytes(offset..offset + 1),
+        format!("invalid JSON: {message}"),
+    )
+    .with_help(help)
 }
 
 /// serde_json appends " at line L column C"; the diagnostic shows the position itself.

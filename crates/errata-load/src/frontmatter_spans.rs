@@ -9,7 +9,9 @@ use std::ops::Range;
 pub(crate) fn locate(text: &str, front: Range<usize>, pointer: &str, key: bool) -> Range<usize> {
     let block = &text[front.clone()];
     let mut parts = pointer.split('/').skip(1);
-    let Some(name) = parts.next() else { return front.start..front.start };
+    let Some(name) = parts.next() else {
+        return front.start..front.start;
+    };
     let index: Option<usize> = parts.next().and_then(|p| p.parse().ok());
 
     let mut offset = front.start;
@@ -17,7 +19,9 @@ pub(crate) fn locate(text: &str, front: Range<usize>, pointer: &str, key: bool) 
     while let Some(line) = lines.next() {
         let line_start = offset;
         offset += line.len();
-        let Some(rest) = line.strip_prefix(name).and_then(|r| r.strip_prefix(':')) else { continue };
+        let Some(rest) = line.strip_prefix(name).and_then(|r| r.strip_prefix(':')) else {
+            continue;
+        };
         let key_range = line_start..line_start + name.len();
         if key {
             return key_range;
@@ -25,7 +29,11 @@ pub(crate) fn locate(text: &str, front: Range<usize>, pointer: &str, key: bool) 
         let value_start = line_start + name.len() + 1 + (rest.len() - rest.trim_start().len());
         let value = rest.trim();
         let Some(index) = index else {
-            return if value.is_empty() { key_range } else { value_start..value_start + value.len() };
+            return if value.is_empty() {
+                key_range
+            } else {
+                value_start..value_start + value.len()
+            };
         };
         if let Some(inner) = value.strip_prefix('[') {
             // Flow list: find the index-th comma-separated item.
@@ -45,9 +53,13 @@ pub(crate) fn locate(text: &str, front: Range<usize>, pointer: &str, key: bool) 
         let mut item_offset = offset;
         for item_line in lines.by_ref() {
             let trimmed = item_line.trim_start();
-            let Some(item) = trimmed.strip_prefix('-') else { break };
+            let Some(item) = trimmed.strip_prefix('-') else {
+                break;
+            };
             if i == index {
-                let s = item_offset + (item_line.len() - item.len()) + (item.len() - item.trim_start().len());
+                let s = item_offset
+                    + (item_line.len() - item.len())
+                    + (item.len() - item.trim_start().len());
                 return s..s + item.trim().len();
             }
             i += 1;

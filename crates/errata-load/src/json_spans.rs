@@ -27,8 +27,13 @@ impl<'a> JsonSpans<'a> {
             allow_non_finite_numbers: false,
             allow_extended_string_escapes: false,
         };
-        let collect = CollectOptions { comments: CommentCollectionStrategy::Off, tokens: false };
-        let root = jsonc_parser::parse_to_ast(text, &collect, &strict).ok().and_then(|r| r.value);
+        let collect = CollectOptions {
+            comments: CommentCollectionStrategy::Off,
+            tokens: false,
+        };
+        let root = jsonc_parser::parse_to_ast(text, &collect, &strict)
+            .ok()
+            .and_then(|r| r.value);
         JsonSpans { root }
     }
 
@@ -42,14 +47,19 @@ impl<'a> JsonSpans<'a> {
             let token = token.replace("~1", "/").replace("~0", "~");
             match value {
                 Value::Object(obj) => {
-                    let Some(prop) = obj.properties.iter().find(|p| prop_name(&p.name) == token) else {
+                    let Some(prop) = obj.properties.iter().find(|p| prop_name(&p.name) == token)
+                    else {
                         return Some(to_range(found));
                     };
                     key_range = Some(prop.name.range());
                     value = &prop.value;
                 }
                 Value::Array(arr) => {
-                    let Some(v) = token.parse::<usize>().ok().and_then(|i| arr.elements.get(i)) else {
+                    let Some(v) = token
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|i| arr.elements.get(i))
+                    else {
                         return Some(to_range(found));
                     };
                     key_range = None;
@@ -89,7 +99,10 @@ mod tests {
         assert_eq!(&text[spans.locate("/a", true).unwrap()], "\"a\"");
         assert_eq!(&text[spans.locate("/c~0~1d", false).unwrap()], "null");
         // Missing key: the parent object.
-        assert_eq!(&text[spans.locate("/a/zzz", false).unwrap()], r#"{"b": [1, "two"]}"#);
+        assert_eq!(
+            &text[spans.locate("/a/zzz", false).unwrap()],
+            r#"{"b": [1, "two"]}"#
+        );
         assert_eq!(spans.locate("", false), Some(0..text.len()));
     }
 }

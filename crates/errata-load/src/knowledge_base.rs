@@ -50,20 +50,30 @@ enum Kind {
 impl KnowledgeBase {
     /// Loads the data directory `root` (containing `signatures/` and/or `articles/`).
     pub fn load(root: &Path) -> Result<KnowledgeBase, LoadError> {
-        let meta = std::fs::metadata(root)
-            .map_err(|e| LoadError { path: root.to_path_buf(), message: e.to_string() })?;
+        let meta = std::fs::metadata(root).map_err(|e| LoadError {
+            path: root.to_path_buf(),
+            message: e.to_string(),
+        })?;
         if !meta.is_dir() {
-            return Err(LoadError { path: root.to_path_buf(), message: "not a directory".into() });
+            return Err(LoadError {
+                path: root.to_path_buf(),
+                message: "not a directory".into(),
+            });
         }
         let root = display_path(root);
         let mut diagnostics = Vec::new();
         let mut files = Vec::new();
-        for (sub, ext, kind) in [("signatures", "json", Kind::Entry), ("articles", "md", Kind::Article)] {
+        for (sub, ext, kind) in [
+            ("signatures", "json", Kind::Entry),
+            ("articles", "md", Kind::Article),
+        ] {
             let dir = sub_dir(&root, sub);
             if !dir.exists() {
                 continue;
             }
-            let walker = walkdir::WalkDir::new(&dir).follow_links(true).sort_by_file_name();
+            let walker = walkdir::WalkDir::new(&dir)
+                .follow_links(true)
+                .sort_by_file_name();
             for item in walker {
                 match item {
                     Ok(e) if e.file_type().is_dir() => {}
@@ -75,11 +85,20 @@ impl KnowledgeBase {
                         let path = err.path().map_or_else(|| dir.clone(), Path::to_path_buf);
                         let why = match err.loop_ancestor() {
                             Some(a) => format!("symbolic link loop back to {}", a.display()),
-                            None => err.io_error().map_or_else(|| err.to_string(), ToString::to_string),
+                            None => err
+                                .io_error()
+                                .map_or_else(|| err.to_string(), ToString::to_string),
                         };
                         diagnostics.push(
-                            Diagnostic::error("unreadable", path, Anchor::File, format!("cannot read: {why}"))
-                                .with_help("fix the link or permissions, or remove it from the data directory"),
+                            Diagnostic::error(
+                                "unreadable",
+                                path,
+                                Anchor::File,
+                                format!("cannot read: {why}"),
+                            )
+                            .with_help(
+                                "fix the link or permissions, or remove it from the data directory",
+                            ),
                         );
                     }
                 }
@@ -116,7 +135,11 @@ impl KnowledgeBase {
             })
             .collect();
 
-        let mut kb = KnowledgeBase { root, diagnostics, ..KnowledgeBase::default() };
+        let mut kb = KnowledgeBase {
+            root,
+            diagnostics,
+            ..KnowledgeBase::default()
+        };
         for item in loaded {
             let src = match item {
                 Loaded::Failed(d) => {
@@ -158,7 +181,12 @@ impl KnowledgeBase {
         for i in order {
             let d = &mut diagnostics[i];
             let Some(src) = self.source(&d.file) else {
-                d.location = Some(errata_model::Location { line: 1, column: 1, start: 0, end: 0 });
+                d.location = Some(errata_model::Location {
+                    line: 1,
+                    column: 1,
+                    start: 0,
+                    end: 0,
+                });
                 continue;
             };
             let range = match &d.anchor {
@@ -167,12 +195,20 @@ impl KnowledgeBase {
                 Anchor::Value(p) | Anchor::Key(p) => {
                     let key = matches!(d.anchor, Anchor::Key(_));
                     if let Some(article) = self.article(&d.file) {
-                        crate::frontmatter_spans::locate(&src.text, article.front_range.clone(), p, key)
+                        crate::frontmatter_spans::locate(
+                            &src.text,
+                            article.front_range.clone(),
+                            p,
+                            key,
+                        )
                     } else {
                         if spans.as_ref().is_none_or(|(path, _)| path != &d.file) {
                             spans = Some((d.file.clone(), JsonSpans::parse(&src.text)));
                         }
-                        spans.as_ref().and_then(|(_, s)| s.locate(p, key)).unwrap_or(0..0)
+                        spans
+                            .as_ref()
+                            .and_then(|(_, s)| s.locate(p, key))
+                            .unwrap_or(0..0)
                     }
                 }
             };
@@ -182,27 +218,47 @@ impl KnowledgeBase {
     }
 
     fn article(&self, path: &Path) -> Option<&ArticleDoc> {
-        self.articles.binary_search_by(|a| a.path.as_path().cmp(path)).ok().map(|i| &self.articles[i])
+        self.articles
+            .binary_search_by(|a| a.path.as_path().cmp(path))
+            .ok()
+            .map(|i| &self.articles[i])
     }
 
     /// The entry with this id (first one, if duplicated).
     pub fn entry(&self, id: &str) -> Option<&EntryDoc> {
-        self.entries.iter().find(|e| e.entry.as_ref().is_some_and(|x| x.id == id))
+        self.entries
+            .iter()
+            .find(|e| e.entry.as_ref().is_some_and(|x| x.id == id))
     }
 
     /// Finds the data directory a path belongs to: the path itself or its nearest ancestor
     /// that contains `signatures/` or `articles/`.
     pub fn find_root(path: &Path) -> Option<PathBuf> {
-        let start = if path.is_dir() { Some(path) } else { path.parent() };
-        start?.ancestors().find(|dir| dir.join("signatures").is_dir() || dir.join("articles").is_dir()).map(|d| {
-            if d.as_os_str().is_empty() { PathBuf::from(".") } else { d.to_path_buf() }
-        })
+        let start = if path.is_dir() {
+            Some(path)
+        } else {
+            path.parent()
+        };
+        start?
+            .ancestors()
+            .find(|dir| dir.join("signatures").is_dir() || dir.join("articles").is_dir())
+            .map(|d| {
+                if d.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    d.to_path_buf()
+                }
+            })
     }
 }
 
 /// `root/sub`, without a leading `./` when the root is the current directory.
 pub(crate) fn sub_dir(root: &Path, sub: &str) -> PathBuf {
-    if root == Path::new(".") { PathBuf::from(sub) } else { root.join(sub) }
+    if root == Path::new(".") {
+        PathBuf::from(sub)
+    } else {
+        root.join(sub)
+    }
 }
 
 /// `<dir>/<domain>/<slug><suffix>` → `<domain>/<slug>`.
@@ -210,7 +266,9 @@ fn path_id(dir: &Path, path: &Path, suffix: &str) -> Option<String> {
     let rel = path.strip_prefix(dir).ok()?;
     let parts: Vec<&str> = rel.iter().map(|p| p.to_str()).collect::<Option<_>>()?;
     match parts.as_slice() {
-        [domain, file] => file.strip_suffix(suffix).map(|slug| format!("{domain}/{slug}")),
+        [domain, file] => file
+            .strip_suffix(suffix)
+            .map(|slug| format!("{domain}/{slug}")),
         _ => None,
     }
 }
@@ -221,7 +279,11 @@ fn display_path(path: &Path) -> PathBuf {
         && let Ok(cwd) = std::env::current_dir()
         && let Ok(rel) = path.strip_prefix(&cwd)
     {
-        return if rel.as_os_str().is_empty() { PathBuf::from(".") } else { rel.to_path_buf() };
+        return if rel.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            rel.to_path_buf()
+        };
     }
     path.to_path_buf()
 }

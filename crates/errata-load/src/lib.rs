@@ -32,8 +32,8 @@ mod knowledge_base;
 pub mod markdown;
 mod source;
 
-pub use config::{Config, RuleLevel};
 pub use article::{ArticleDoc, CodeBlock, Heading, Link};
+pub use config::{Config, RuleLevel};
 pub use entry::EntryDoc;
 pub use knowledge_base::{KnowledgeBase, LoadError};
 pub use source::{LineIndex, MAX_FILE_BYTES, SourceFile};

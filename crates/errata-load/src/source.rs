@@ -25,7 +25,12 @@ impl SourceFile {
     /// A source from text already in memory.
     pub fn new(path: PathBuf, text: String) -> SourceFile {
         let lines = LineIndex::new(&text);
-        SourceFile { path, text, invalid_utf8_at: None, lines }
+        SourceFile {
+            path,
+            text,
+            invalid_utf8_at: None,
+            lines,
+        }
     }
 
     /// The location of a byte range (clamped to the text and to char boundaries).
@@ -33,7 +38,12 @@ impl SourceFile {
         let start = floor_char_boundary(&self.text, range.start.min(self.text.len()));
         let end = floor_char_boundary(&self.text, range.end.clamp(start, self.text.len()));
         let (line, column) = self.lines.line_col(&self.text, start);
-        Location { line, column, start, end }
+        Location {
+            line,
+            column,
+            start,
+            end,
+        }
     }
 }
 
@@ -68,20 +78,32 @@ impl LineIndex {
 
     /// Byte offset of the start of a 1-based line (the end of the text if out of range).
     pub fn line_start(&self, line: usize, text_len: usize) -> usize {
-        self.starts.get(line.saturating_sub(1)).copied().unwrap_or(text_len)
+        self.starts
+            .get(line.saturating_sub(1))
+            .copied()
+            .unwrap_or(text_len)
     }
 }
 
 fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    bytes.iter().enumerate().filter(|&(_, &b)| b == b'\n').map(|(i, _)| i + 1)
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == b'\n')
+        .map(|(i, _)| i + 1)
 }
 
 /// Reads a data file. Problems with the file itself become diagnostics; the returned
 /// source (if any) is what could be read.
 pub(crate) fn read_source(fs_path: &Path, display: &Path) -> Result<SourceFile, Diagnostic> {
     let unreadable = |why: String| {
-        Diagnostic::error("unreadable", display, Anchor::File, format!("cannot read this file: {why}"))
-            .with_help("make the file a readable regular file, or remove it from the data directory")
+        Diagnostic::error(
+            "unreadable",
+            display,
+            Anchor::File,
+            format!("cannot read this file: {why}"),
+        )
+        .with_help("make the file a readable regular file, or remove it from the data directory")
     };
     let file = std::fs::File::open(fs_path).map_err(|e| unreadable(e.to_string()))?;
     let meta = file.metadata().map_err(|e| unreadable(e.to_string()))?;
@@ -92,7 +114,9 @@ pub(crate) fn read_source(fs_path: &Path, display: &Path) -> Result<SourceFile, 
         return Err(too_large(display, meta.len()));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| unreadable(e.to_string()))?;
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| unreadable(e.to_string()))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(too_large(display, bytes.len() as u64));
     }
@@ -104,7 +128,12 @@ pub(crate) fn read_source(fs_path: &Path, display: &Path) -> Result<SourceFile, 
         }
     };
     let lines = LineIndex::new(&text);
-    Ok(SourceFile { path: display.to_path_buf(), text, invalid_utf8_at, lines })
+    Ok(SourceFile {
+        path: display.to_path_buf(),
+        text,
+        invalid_utf8_at,
+        lines,
+    })
 }
 
 fn too_large(display: &Path, len: u64) -> Diagnostic {
