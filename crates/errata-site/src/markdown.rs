@@ -12,7 +12,7 @@
 //!   data layout); any other scheme (`http:`, `javascript:`, `data:`, …) becomes plain
 //!   text.
 
-use pulldown_cmark::{CodeBlockKind, CowStr, Event, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, HeadingLevel, Parser, Tag, TagEnd};
 
 use crate::highlight::{escape, highlight};
 use crate::runs::Verdict;
@@ -28,9 +28,14 @@ pub struct SnippetBadge {
 
 /// Renders a Markdown body. `anchors` are the heading anchors in document order;
 /// `verdict` is asked for each fenced block of a runnable language.
+///
+/// The page's title is its only `<h1>`: with `skip_first_heading` the body's first
+/// heading (a level-1 heading repeating the title) is left out, and any other level-1
+/// heading is rendered as `<h2>`.
 pub fn render_body(
     markdown: &str,
     anchors: &[String],
+    skip_first_heading: bool,
     mut verdict: impl FnMut(&str) -> Option<SnippetBadge>,
 ) -> String {
     let parser = Parser::new_ext(markdown, errata_load::markdown::options());
@@ -39,8 +44,13 @@ pub fn render_body(
     let mut code: Option<(String, String)> = None; // (info, text)
     let mut links: Vec<bool> = Vec::new(); // per open link: was it kept?
     let mut images: Vec<bool> = Vec::new();
+    let mut skipping = false;
 
     for event in parser {
+        if skipping {
+            skipping = !matches!(event, Event::End(TagEnd::Heading(_)));
+            continue;
+        }
         if let Some((_, text)) = code.as_mut() {
             match event {
                 Event::Text(t) => text.push_str(&t),
@@ -61,6 +71,11 @@ pub fn render_body(
             Event::Start(Tag::Heading { level, .. }) => {
                 let id = anchors.get(heading_index).cloned();
                 heading_index += 1;
+                if heading_index == 1 && skip_first_heading {
+                    skipping = true;
+                    continue;
+                }
+                let level = level.max(HeadingLevel::H2);
                 events.push(Event::Start(Tag::Heading {
                     level,
                     id: id.map(CowStr::from),
@@ -94,6 +109,9 @@ pub fn render_body(
                 }
                 None => links.push(false),
             },
+            Event::End(TagEnd::Heading(level)) => {
+                events.push(Event::End(TagEnd::Heading(level.max(HeadingLevel::H2))))
+            }
             Event::End(TagEnd::Link) => {
                 if links.pop() == Some(true) {
                     events.push(Event::InlineHtml(CowStr::from("</a>")));
@@ -228,24 +246,46 @@ mod tests {
     use super::*;
 
     fn render(md: &str) -> String {
-        render_body(md, &["first".to_string(), "second".to_string()], |_| {
-            Some(SnippetBadge {
-                kind: "unverified",
-                text: "unverified".into(),
-            })
-        })
+        render_body(
+            md,
+            &["first".to_string(), "second".to_string()],
+            false,
+            |_| {
+                Some(SnippetBadge {
+                    kind: "unverified",
+                    text: "unverified".into(),
+                })
+            },
+        )
     }
 
     #[test]
     fn headings_get_shared_anchors_and_raw_html_is_text() {
         let html = render("# One\n\n<script>alert(1)</script>\n\n## Two <img src=x onerror=y>\n");
-        assert!(html.contains("<h1 id=\"first\">One</h1>"), "{html}");
+        assert!(
+            html.contains("<h2 id=\"first\">One</h2>"),
+            "the page title is the only h1: {html}"
+        );
         assert!(html.contains("<h2 id=\"second\">"), "{html}");
         assert!(
             !html.contains("<script>") && !html.contains("<img"),
             "{html}"
         );
         assert!(html.contains("&lt;script&gt;"), "{html}");
+    }
+
+    #[test]
+    fn a_first_heading_repeating_the_title_is_left_out() {
+        let html = render_body(
+            "# Title\n\ntext\n\n## Next\n",
+            &["title".into(), "next".into()],
+            true,
+            |_| None,
+        );
+        assert!(
+            !html.contains("Title") && html.contains("<h2 id=\"next\">Next</h2>"),
+            "{html}"
+        );
     }
 
     #[test]
@@ -277,5 +317,39 @@ mod tests {
         assert_eq!(html.matches("badge-unverified").count(), 1, "{html}");
         assert!(html.contains("class=\"language-cuda\""));
         assert!(html.contains("&lt;b&gt;"));
+    }
+}
+
+/// Entry text fields are plain text with `code spans` in backticks (as contributors write
+/// them): escaped, with each complete backtick pair turned into `<code>`.
+pub fn inline_code(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        let closed = i % 2 == 1 && i + 1 < parts.len();
+        if closed {
+            out.push_str("<code>");
+            out.push_str(&escape(part));
+            out.push_str("</code>");
+        } else {
+            if i % 2 == 1 {
+                out.push('`');
+            }
+            out.push_str(&escape(part));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod inline_tests {
+    #[test]
+    fn backtick_pairs_become_code_and_everything_is_escaped() {
+        assert_eq!(
+            super::inline_code("call `free(<p>)` now"),
+            "call <code>free(&lt;p&gt;)</code> now"
+        );
+        assert_eq!(super::inline_code("odd ` tick <b>"), "odd ` tick &lt;b&gt;");
+        assert_eq!(super::inline_code("`a` and `b"), "<code>a</code> and `b");
     }
 }

@@ -147,11 +147,11 @@ impl Ctx<'_> {
                     None
                 };
                 json!({
-                    "action": zh_action.map_or(w.action.as_str(), String::as_str),
+                    "action": markdown::inline_code(zh_action.map_or(w.action.as_str(), String::as_str)),
                     "action_lang": if zh && zh_action.is_none() { "en" } else { "" },
                     // The zh text translates the action; the English how stays as detail
                     // unless it only repeats the action.
-                    "how": if w.how.trim() == w.action.trim() { "" } else { w.how.as_str() },
+                    "how": if w.how.trim() == w.action.trim() { String::new() } else { markdown::inline_code(&w.how) },
                     "pct": pct(w.success_rate),
                     "condition": w.condition,
                     "sources": sources(&w.sources),
@@ -162,7 +162,7 @@ impl Ctx<'_> {
             .dead_ends
             .iter()
             .map(|d| {
-                json!({"action": d.action, "why_fails": d.why_fails, "pct": pct(d.fail_rate),
+                json!({"action": markdown::inline_code(&d.action), "why_fails": markdown::inline_code(&d.why_fails), "pct": pct(d.fail_rate),
                        "condition": d.condition, "sources": sources(&d.sources)})
             })
             .collect();
@@ -218,7 +218,7 @@ impl Ctx<'_> {
                 "{fence}{info}\n{}\n{fence}\n",
                 s.code.trim_end_matches('\n')
             );
-            markdown::render_body(&md, &[], |code| {
+            markdown::render_body(&md, &[], false, |code| {
                 Some(self.badge(lang, &self.runs.verdict(&rel_file, code)))
             })
         });
@@ -247,7 +247,7 @@ impl Ctx<'_> {
             "error_code_desc": known.map(|k| k.description).unwrap_or(""),
             "doc_url": doc_url.unwrap_or(""),
             "doc_section": e.official_doc_section.clone().unwrap_or_default(),
-            "root_cause": if root_cause_zh { &e.root_cause_zh } else { &e.root_cause },
+            "root_cause": markdown::inline_code(if root_cause_zh { &e.root_cause_zh } else { &e.root_cause }),
             "root_cause_lang": if zh && !root_cause_zh { "en" } else { "" },
             "root_cause_type": e.root_cause_type,
             "dead_ends": dead_ends,
@@ -360,15 +360,23 @@ impl Ctx<'_> {
         let body_md = text.get(doc.body_range.clone()).unwrap_or("");
         let anchors: Vec<String> = doc.headings.iter().map(|h| h.anchor.clone()).collect();
         let rel_file = data_relative(&doc.path, self.data_root);
-        let body = markdown::render_body(body_md, &anchors, |code| {
+        // The title is the page's one h1; a body that opens by repeating it as an h1
+        // loses that heading (and it stays out of the table of contents).
+        let doc_title = doc.front.as_ref().map_or("", |f| f.title.trim());
+        let skip_first = doc.headings.first().is_some_and(|h| {
+            h.level == 1
+                && (h.text.trim().eq_ignore_ascii_case(doc_title)
+                    || h.text.trim().eq_ignore_ascii_case(&title))
+        });
+        let body = markdown::render_body(body_md, &anchors, skip_first, |code| {
             Some(self.badge(lang, &self.runs.verdict(&rel_file, code)))
         });
-        // The page has its own h1 (the title); a body h1 equal to it is left out of the TOC.
         let toc: Vec<Value> = doc
             .headings
             .iter()
-            .filter(|h| h.level >= 2 && h.level <= 4)
-            .map(|h| json!({"level": h.level, "text": h.text, "anchor": h.anchor}))
+            .skip(usize::from(skip_first))
+            .filter(|h| h.level <= 4)
+            .map(|h| json!({"level": h.level.max(2), "text": h.text, "anchor": h.anchor}))
             .collect();
         let front = pair.en.front.clone().unwrap_or_default();
         let entries: Vec<Value> = front
