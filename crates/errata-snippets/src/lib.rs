@@ -164,7 +164,15 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
                 format!("annotation error: {}", p.annotation_errors.join("; ")),
             );
         } else if let Some(reason) = &p.annotations.ignore {
-            state[i] = done(Tier::Static, Outcome::Ignored, reason.clone());
+            // `ignore` opts out of running, not out of naming a tool that no longer
+            // exists: a reader would still copy it.
+            let retired = (*lang == Lang::Shell)
+                .then(|| static_tier::retired_tools(p, &snippets[p.parts[0]]))
+                .flatten();
+            state[i] = match retired {
+                Some(f) => done(Tier::Static, f.outcome, f.detail),
+                None => done(Tier::Static, Outcome::Ignored, reason.clone()),
+            };
         } else if let Some(Err(e)) = p
             .annotations
             .harness

@@ -210,6 +210,17 @@ fn judge_python(
 
 /// Shell: retired tools, then `shellcheck` (skipped for `console` transcripts).
 pub fn check_shell(p: &Program, head: &Snippet) -> Result<Option<StaticFinding>, String> {
+    if let Some(f) = retired_tools(p, head) {
+        return Ok(Some(f));
+    }
+    if head.info.split_whitespace().next() == Some("console") {
+        return Ok(None);
+    }
+    shellcheck(&p.code, head.line)
+}
+
+/// Retired tools used as commands in a shell program (also checked on ignored blocks).
+pub fn retired_tools(p: &Program, head: &Snippet) -> Option<StaticFinding> {
     let mut retired = Vec::new();
     for (n, line) in p.code.lines().enumerate() {
         for word in shell_words(line) {
@@ -223,17 +234,14 @@ pub fn check_shell(p: &Program, head: &Snippet) -> Result<Option<StaticFinding>,
             }
         }
     }
-    if !retired.is_empty() {
-        retired.dedup();
-        return Ok(Some(StaticFinding {
-            outcome: Outcome::ApiMissing,
-            detail: retired.join("; "),
-        }));
+    if retired.is_empty() {
+        return None;
     }
-    if head.info.split_whitespace().next() == Some("console") {
-        return Ok(None);
-    }
-    shellcheck(&p.code, head.line)
+    retired.dedup();
+    Some(StaticFinding {
+        outcome: Outcome::ApiMissing,
+        detail: retired.join("; "),
+    })
 }
 
 /// Command words of a line: the first word and any word after `|`, `;`, `&&`, `||`,

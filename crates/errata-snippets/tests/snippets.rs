@@ -1,0 +1,527 @@
+//! Integration tests of errata-snippets on real inputs: the raw seed articles, the
+//! knowledge base in `data/`, a real nvcc from the pinned CUDA wheels (installed into
+//! the cache on first use: needs network once), real `python3`/`shellcheck`, a real
+//! runner pack run on this machine, and recorded CUDA/PyTorch outputs
+//! (`tests/fixtures/run-outputs/`, provenance in each file's `source`).
+
+use std::path::{Path, PathBuf};
+
+use errata_model::snippet::{Expect, parse_expect};
+use errata_snippets::classify::{RunOutput, classify};
+use errata_snippets::{Options, Outcome, Snippet, Tier, Verdict, extract, verify};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn cache() -> PathBuf {
+    errata_snippets::toolchain::default_cache_dir(&repo())
+}
+
+fn load(dir: &Path) -> Vec<Snippet> {
+    let kb = errata_load::KnowledgeBase::load(dir).expect("load knowledge base");
+    extract(&kb)
+}
+
+fn seeds() -> PathBuf {
+    repo().join("tests/fixtures/seeds")
+}
+
+fn at<'a>(verdicts: &'a [Verdict], file_end: &str, line: usize) -> &'a Verdict {
+    verdicts
+        .iter()
+        .find(|v| v.file.ends_with(file_end) && v.line == line)
+        .unwrap_or_else(|| panic!("no verdict for {file_end}:{line} in {verdicts:#?}"))
+}
+
+/// A throw-away data directory with one article holding `body`.
+fn article(body: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let art = dir.path().join("articles/cuda");
+    std::fs::create_dir_all(&art).expect("mkdir");
+    std::fs::write(
+        art.join("t.md"),
+        format!("---\ntitle: T\nid: cuda/t\ndate: \"2025-01-01\"\n---\n{body}"),
+    )
+    .expect("write");
+    dir
+}
+
+const MEM: &str = "articles/cuda/runtime-errors-memory-failures.md";
+const RESET: &str = "articles/cuda/why-does-cudadevicereset-cause-cuda-access-violations-after.md";
+const CAT: &str = "articles/cuda/why-am-i-getting-a-cuda-illegal-memory.md";
+
+mod seeds {
+    use super::*;
+
+    #[test]
+    fn torch_cuda_get_last_error_is_api_missing() {
+        let v = verify(&load(&seeds()), &Options::new(Tier::Static, cache())).verdicts;
+        let got = at(&v, MEM, 561);
+        assert_eq!(got.outcome, Outcome::ApiMissing, "{got:?}");
+        assert!(
+            got.detail
+                .contains("`torch.cuda.get_last_error` does not exist in torch 2.10.0"),
+            "{}",
+            got.detail
+        );
+    }
+
+    #[test]
+    fn renamed_nsight_compute_commands_are_flagged() {
+        let v = verify(&load(&seeds()), &Options::new(Tier::Static, cache())).verdicts;
+        for line in [440, 456, 614] {
+            let got = at(&v, MEM, line);
+            assert_eq!(got.outcome, Outcome::ApiMissing, "{got:?}");
+            assert!(
+                got.detail.contains("`nv-nsight-cu-cli` renamed `ncu`"),
+                "{}",
+                got.detail
+            );
+        }
+        // The other shell blocks of the seed pass shellcheck's real lint or fail it.
+        assert_eq!(at(&v, MEM, 196).outcome, Outcome::Pass);
+        assert_eq!(at(&v, MEM, 204).outcome, Outcome::CompileError);
+        assert!(at(&v, MEM, 204).detail.contains("SC2274"));
+    }
+
+    #[test]
+    fn error_message_in_a_python_fence_is_flagged() {
+        let v = verify(&load(&seeds()), &Options::new(Tier::Static, cache())).verdicts;
+        let got = at(&v, MEM, 29);
+        assert_eq!(got.outcome, Outcome::CompileError);
+        assert!(
+            got.detail.contains("error output, not Python"),
+            "{}",
+            got.detail
+        );
+    }
+
+    #[test]
+    fn cuda_free_async_with_one_argument_does_not_compile() {
+        let v = verify(&load(&seeds()), &Options::new(Tier::Compile, cache())).verdicts;
+        for line in [20, 71] {
+            let got = at(&v, RESET, line);
+            assert_eq!(
+                (got.tier, got.outcome),
+                (Tier::Compile, Outcome::CompileError),
+                "{got:?}"
+            );
+            assert!(
+                got.detail.contains("too few arguments in function call"),
+                "{}",
+                got.detail
+            );
+            // `#line` maps nvcc's error back into the Markdown: line 30 is `cudaFreeAsync(d_data);`.
+            assert!(
+                got.detail
+                    .contains(&format!("{RESET}({})", if line == 20 { 30 } else { 81 })),
+                "{}",
+                got.detail
+            );
+        }
+        // Example 2 passes the stream: it compiles.
+        assert_eq!(at(&v, RESET, 43).outcome, Outcome::Pass);
+    }
+
+    /// The seed claims that `torch.cat` of a CPU and a CUDA tensor is an illegal memory
+    /// access. Judged against what PyTorch prints for it, that claim is a wrong error,
+    /// and the corrected expectation in data/ is observed.
+    #[test]
+    fn torch_cat_illegal_memory_access_claim_is_a_wrong_error() {
+        let snippets = load(&seeds());
+        let claim = snippets
+            .iter()
+            .find(|s| s.file.ends_with(CAT) && s.line == 16)
+            .expect("seed block");
+        assert!(claim.code.contains("torch.cat((cpu_tensor, gpu_tensor)"));
+        assert!(claim.code.contains("CUDA illegal memory access error"));
+        let out = recorded("torch-cat-device-mismatch.json");
+        let (outcome, detail) = classify(&Expect::Cuda("cudaErrorIllegalAddress".into()), &out);
+        assert_eq!(outcome, Outcome::WrongError, "{detail}");
+        assert!(detail.contains("RuntimeError: Expected all tensors to be on the same device"));
+
+        // The corrected article in data/ expects the real error.
+        let data = load(&repo().join("data"));
+        let fixed = data
+            .iter()
+            .find(|s| {
+                s.file.ends_with(CAT) && s.code.contains("torch.cat((cpu_tensor, gpu_tensor)")
+            })
+            .expect("corrected block in data/");
+        let expect = fixed.annotations.expect.clone().expect("annotated");
+        assert_eq!(
+            classify(&expect, &out).0,
+            Outcome::ExpectedErrorObserved,
+            "{expect}"
+        );
+    }
+}
+
+fn recorded(name: &str) -> RunOutput {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/run-outputs")
+        .join(name);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture")).expect("json");
+    RunOutput {
+        exit_code: v["exit_code"].as_i64().map(|n| n as i32),
+        signal: None,
+        timed_out: false,
+        stdout: v["stdout"].as_str().unwrap_or("").to_string(),
+        stderr: v["stderr"].as_str().unwrap_or("").to_string(),
+    }
+}
+
+mod classification {
+    use super::*;
+
+    fn judge(expect: &str, fixture: &str) -> (Outcome, String) {
+        classify(&parse_expect(expect).expect("expect"), &recorded(fixture))
+    }
+
+    #[test]
+    fn accelerator_error_is_named_from_the_cuda_error_string() {
+        let f = "torch-accelerator-error-illegal-address.json";
+        assert_eq!(
+            judge("cuda:cudaErrorIllegalAddress", f).0,
+            Outcome::ExpectedErrorObserved
+        );
+        assert_eq!(
+            judge("py:torch.AcceleratorError:illegal memory access", f).0,
+            Outcome::ExpectedErrorObserved
+        );
+        // AcceleratorError subclasses RuntimeError.
+        assert_eq!(
+            judge("py:RuntimeError", f).0,
+            Outcome::ExpectedErrorObserved
+        );
+        assert_eq!(
+            judge("cuda:cudaErrorLaunchFailure", f).0,
+            Outcome::WrongError
+        );
+        assert_eq!(judge("py:torch.OutOfMemoryError", f).0, Outcome::WrongError);
+        let (outcome, detail) = judge("ok", f);
+        assert_eq!(outcome, Outcome::UnexpectedError);
+        assert!(detail.contains("cudaErrorIllegalAddress"), "{detail}");
+    }
+
+    #[test]
+    fn out_of_memory() {
+        let f = "torch-out-of-memory.json";
+        assert_eq!(
+            judge("py:torch.OutOfMemoryError:CUDA out of memory", f).0,
+            Outcome::ExpectedErrorObserved
+        );
+        assert_eq!(
+            judge("py:torch.cuda.OutOfMemoryError", f).0,
+            Outcome::ExpectedErrorObserved
+        );
+        assert_eq!(
+            judge("cuda:cudaErrorMemoryAllocation", f).0,
+            Outcome::ExpectedErrorObserved
+        );
+        assert_eq!(
+            judge("cuda:cudaErrorIllegalAddress", f).0,
+            Outcome::WrongError
+        );
+        assert_eq!(judge("py:ValueError", f).0, Outcome::WrongError);
+    }
+
+    #[test]
+    fn cuda_check_harness_output() {
+        let f = "cuda-check-illegal-address.json";
+        assert_eq!(
+            judge("cuda:cudaErrorIllegalAddress", f).0,
+            Outcome::ExpectedErrorObserved
+        );
+        assert_eq!(judge("exit:1", f).0, Outcome::ExpectedErrorObserved);
+        assert_eq!(judge("exit:2", f).0, Outcome::WrongError);
+        assert_eq!(judge("py:RuntimeError", f).0, Outcome::WrongError);
+    }
+
+    #[test]
+    fn sanitizer_reports() {
+        let f = "compute-sanitizer-memcheck.json";
+        assert_eq!(
+            judge("sanitizer:memcheck", f).0,
+            Outcome::ExpectedErrorObserved
+        );
+        // A finding where none was expected.
+        assert_eq!(judge("ok", f).0, Outcome::SanitizerFinding);
+        let clean = RunOutput {
+            exit_code: Some(0),
+            stdout: "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n".into(),
+            ..RunOutput::default()
+        };
+        let tool = parse_expect("sanitizer:memcheck").expect("expect");
+        assert_eq!(classify(&tool, &clean).0, Outcome::UnexpectedSuccess);
+    }
+
+    #[test]
+    fn success_timeout_and_signals() {
+        let ok = RunOutput {
+            exit_code: Some(0),
+            ..RunOutput::default()
+        };
+        assert_eq!(classify(&Expect::Ok, &ok).0, Outcome::Pass);
+        assert_eq!(
+            classify(&Expect::Cuda("cudaErrorAssert".into()), &ok).0,
+            Outcome::UnexpectedSuccess
+        );
+        let slow = RunOutput {
+            timed_out: true,
+            signal: Some(9),
+            ..RunOutput::default()
+        };
+        assert_eq!(classify(&Expect::Ok, &slow).0, Outcome::Timeout);
+        let segv = RunOutput {
+            signal: Some(11),
+            ..RunOutput::default()
+        };
+        let (o, d) = classify(&Expect::Ok, &segv);
+        assert_eq!(o, Outcome::UnexpectedError);
+        assert!(d.contains("signal 11"));
+    }
+}
+
+mod compile_tier {
+    use super::*;
+
+    fn one(body: &str) -> Verdict {
+        let dir = article(body);
+        let v = verify(&load(dir.path()), &Options::new(Tier::Compile, cache())).verdicts;
+        assert_eq!(v.len(), 1, "{v:#?}");
+        v.into_iter().next().expect("one verdict")
+    }
+
+    #[test]
+    fn compile_error_expectations_are_checked_both_ways() {
+        let bad = "int main() { float *p; cudaFreeAsync(p); return 0; }\n";
+        let good = "int main() { float *p = nullptr; cudaFreeAsync(p, 0); return 0; }\n";
+        let v = one(&format!(
+            "```cuda expect=\"compile-error:too few arguments\"\n#include <cuda_runtime.h>\n{bad}```\n"
+        ));
+        assert_eq!(v.outcome, Outcome::ExpectedErrorObserved, "{v:?}");
+        let v = one(&format!(
+            "```cuda expect=\"compile-error:no such message\"\n#include <cuda_runtime.h>\n{bad}```\n"
+        ));
+        assert_eq!(v.outcome, Outcome::WrongError, "{v:?}");
+        let v = one(&format!(
+            "```cuda expect=compile-error\n#include <cuda_runtime.h>\n{good}```\n"
+        ));
+        assert_eq!(v.outcome, Outcome::UnexpectedSuccess, "{v:?}");
+        let v = one(&format!("```cuda\n#include <cuda_runtime.h>\n{good}```\n"));
+        assert_eq!((v.tier, v.outcome), (Tier::Compile, Outcome::Pass), "{v:?}");
+    }
+
+    #[test]
+    fn harnesses_and_cont() {
+        // cuda-main: statements with CUDA_CHECK; cuda-kernel: `-c`, no main.
+        let v = one(
+            "```cuda harness=cuda-main\nfloat *d;\nCUDA_CHECK(cudaMalloc(&d, 16));\nCUDA_CHECK(cudaFree(d));\n```\n",
+        );
+        assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
+        let v = one(
+            "```cuda harness=cuda-kernel\n__global__ void k(float *x) { x[threadIdx.x] = 1.0f; }\n```\n",
+        );
+        assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
+        assert!(v.detail.contains("-c"));
+        // A kernel block and its `cont` launcher compile as one program.
+        let dir = article(
+            "```cuda harness=cuda-prelude\n__global__ void k(float *x) { x[0] = 1.0f; }\n```\n\ntext\n\n```cuda cont\nint main() { k<<<1, 1>>>(nullptr); CUDA_CHECK(cudaDeviceSynchronize()); return 0; }\n```\n",
+        );
+        let v = verify(&load(dir.path()), &Options::new(Tier::Compile, cache())).verdicts;
+        assert_eq!(v.len(), 2);
+        assert!(v.iter().all(|v| v.outcome == Outcome::Pass), "{v:#?}");
+        assert!(
+            v[1].detail.contains("joined to the block at line 6"),
+            "{}",
+            v[1].detail
+        );
+        // Without `cont` the second block has no kernel `k`.
+        let dir = article(
+            "```cuda harness=cuda-prelude\n__global__ void k(float *x) { x[0] = 1.0f; }\n```\n\n```cuda harness=cuda-prelude\nint main() { k<<<1, 1>>>(nullptr); return 0; }\n```\n",
+        );
+        let v = verify(&load(dir.path()), &Options::new(Tier::Compile, cache())).verdicts;
+        assert_eq!(v[1].outcome, Outcome::CompileError, "{v:#?}");
+    }
+
+    #[test]
+    fn unknown_harness_and_annotation_errors_are_not_silently_passed() {
+        let v = one("```cuda harness=cuda-nope\nint main() {}\n```\n");
+        assert_eq!(v.outcome, Outcome::InfraError);
+        assert!(v.detail.contains("unknown harness"));
+        let v = one("```cuda expct=ok\nint main() {}\n```\n");
+        assert_eq!(v.outcome, Outcome::InfraError);
+        let v = one("```cuda ignore(needs two GPUs)\nint main() { syntax error }\n```\n");
+        assert_eq!(
+            (v.outcome, v.detail.as_str()),
+            (Outcome::Ignored, "needs two GPUs")
+        );
+    }
+}
+
+mod data {
+    use super::*;
+
+    /// Done-when of issue 3: on CI (no GPU) every snippet in data/ gets a static or
+    /// compile verdict, and none contradicts its expectation.
+    #[test]
+    fn every_snippet_in_data_gets_a_static_or_compile_verdict() {
+        let snippets = load(&repo().join("data"));
+        let verifiable: Vec<_> = snippets.iter().filter(|s| s.is_verifiable()).collect();
+        assert!(verifiable.len() > 20, "only {} snippets", verifiable.len());
+        let v = verify(&snippets, &Options::new(Tier::Compile, cache())).verdicts;
+        assert_eq!(v.len(), verifiable.len());
+        for s in &verifiable {
+            let got = v
+                .iter()
+                .find(|v| v.file == s.file && v.line == s.line)
+                .unwrap_or_else(|| panic!("no verdict for {}:{}", s.file, s.line));
+            assert!(matches!(got.tier, Tier::Static | Tier::Compile), "{got:?}");
+            assert!(
+                !matches!(got.outcome, Outcome::SkippedNoGpu | Outcome::InfraError),
+                "{got:?}"
+            );
+            assert!(!got.outcome.is_failure(), "{got:?}");
+        }
+        // Every CUDA block that is not ignored reached nvcc.
+        assert!(
+            v.iter()
+                .filter(|v| v.lang == "cuda")
+                .all(|v| v.tier == Tier::Compile || v.outcome == Outcome::Ignored)
+        );
+    }
+}
+
+mod run_tier {
+    use super::*;
+
+    fn gpu() -> bool {
+        std::process::Command::new("nvidia-smi")
+            .arg("-L")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// A real pack, run by the real runner on this machine (no GPU needed): exit codes,
+    /// Python tracebacks, timeouts that kill the whole process group, libcudart's own
+    /// error, and run records that satisfy schema/run-record.schema.json.
+    #[test]
+    fn pack_run_ingest_and_records() {
+        let pid_file = tempfile::NamedTempFile::new().expect("tmp");
+        let body = format!(
+            "```cuda harness=cuda-prelude expect=exit:3\nint main() {{ printf(\"hi\\n\"); return 3; }}\n```\n\n\
+             ```cuda harness=cuda-main\nfloat *d;\nCUDA_CHECK(cudaMalloc(&d, 16));\n```\n\n\
+             ```python expect=\"py:ValueError:bo+m\"\nraise ValueError('boom')\n```\n\n\
+             ```python timeout=1s\nimport subprocess, time\np = subprocess.Popen(['sleep', '60'])\nopen('{}', 'w').write(str(p.pid))\nwhile True:\n    time.sleep(0.1)\n```\n\n\
+             ```python requires=gpu\nprint('needs a GPU')\n```\n",
+            pid_file.path().display()
+        );
+        let dir = article(&body);
+        let pack = dir.path().join("pack");
+        let opts = Options::new(Tier::Run, cache())
+            .with_allow_no_gpu(true)
+            .with_pack_dir(Some(pack.clone()));
+        let result = verify(&load(dir.path()), &opts);
+        let v = &result.verdicts;
+        assert!(pack.join("run.py").exists() && pack.join("manifest.json").exists());
+        assert_eq!(
+            at(v, "t.md", 6).outcome,
+            Outcome::ExpectedErrorObserved,
+            "{v:#?}"
+        );
+        let cuda = at(v, "t.md", 10);
+        if gpu() {
+            assert_eq!(cuda.outcome, Outcome::Pass, "{cuda:?}");
+        } else {
+            // libcudart's real answer on a machine without a GPU driver.
+            assert_eq!(cuda.outcome, Outcome::UnexpectedError, "{cuda:?}");
+            assert!(cuda.detail.contains("cudaError"), "{}", cuda.detail);
+        }
+        assert_eq!(
+            at(v, "t.md", 15).outcome,
+            Outcome::ExpectedErrorObserved,
+            "{v:#?}"
+        );
+        let slow = at(v, "t.md", 19);
+        assert_eq!(slow.outcome, Outcome::Timeout, "{slow:?}");
+        // The background child was killed with its group.
+        let pid = std::fs::read_to_string(pid_file.path()).expect("pid written");
+        let alive = Path::new(&format!("/proc/{}", pid.trim())).exists()
+            && !std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+                .unwrap_or_default()
+                .contains(") Z ");
+        assert!(!alive, "sleep {pid} survived the timeout");
+        let skipped = at(v, "t.md", 27);
+        if !gpu() {
+            assert_eq!(skipped.outcome, Outcome::SkippedNoGpu);
+            assert!(!skipped.outcome.is_failure());
+        }
+
+        // Records: one per item run, valid against the schema, written and merged.
+        assert_eq!(result.records.len(), if gpu() { 5 } else { 4 });
+        let schema: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(repo().join("schema/run-record.schema.json")).expect("schema"),
+        )
+        .expect("schema json");
+        let validator = jsonschema::validator_for(&schema).expect("valid schema");
+        errata_snippets::record::merge_into(dir.path(), &result.records).expect("write records");
+        let path = errata_snippets::record::records_path(dir.path(), "articles/cuda/t.md");
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("records file"))
+                .expect("json");
+        let errors: Vec<String> = validator
+            .iter_errors(&written)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}\n{written:#}");
+        assert_eq!(written["records"][0]["line"], 6);
+        assert_eq!(written["records"][0]["outcome"], "expected-error-observed");
+        assert!(
+            written["records"][0]["nvcc_version"]
+                .as_str()
+                .is_some_and(|s| s.contains("13.2"))
+        );
+        assert!(written["records"][2]["python_version"].as_str().is_some());
+
+        // Staleness: editing the snippet makes its record stale.
+        let current: Vec<(String, usize, String)> = errata_snippets::programs(&load(dir.path()))
+            .iter()
+            .map(|p| ("articles/cuda/t.md".to_string(), 6, p.sha256.clone()))
+            .collect();
+        use errata_snippets::record::{Freshness, freshness};
+        assert_eq!(freshness(&result.records[0], &current), Freshness::Current);
+        let mut changed = result.records[0].clone();
+        changed.sha256 = "0".repeat(64);
+        assert_eq!(freshness(&changed, &current), Freshness::Stale);
+    }
+}
+
+mod report {
+    use super::*;
+
+    #[test]
+    fn json_has_the_documented_shape() {
+        let v = verify(&load(&seeds()), &Options::new(Tier::Static, cache())).verdicts;
+        let doc: serde_json::Value =
+            serde_json::from_str(&errata_snippets::report::json(&v)).expect("json");
+        assert_eq!(doc["version"], 1);
+        let first = &doc["snippets"][0];
+        let keys: Vec<&str> = first
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "file", "line", "lang", "tier", "expect", "outcome", "detail"
+            ]
+        );
+        let human = errata_snippets::report::human(&v);
+        assert!(human.contains("api-missing") && human.contains("skipped (not passed)"));
+    }
+}
