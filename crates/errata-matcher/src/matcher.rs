@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use regex_syntax::ParserBuilder;
 
@@ -194,6 +194,7 @@ impl Matcher {
             let ac = AhoCorasickBuilder::new()
                 .match_kind(MatchKind::Standard)
                 .ascii_case_insensitive(true)
+                .kind(Some(AhoCorasickKind::DFA))
                 .build(&keys)
                 .map_err(|e| vec![(0, format!("the prefilter does not build: {e}"))])?;
             Some(ac)

@@ -1,0 +1,391 @@
+//! `cargo xtask bench` — match throughput, per-message latency, ranking accuracy, and
+//! bundle build/load time and size, each against a baseline measured in the same run.
+//!
+//! Usage: `bench_match::run(&["--entries", "10000", "--log-mb", "1024", "--corpus", DIR])`.
+//! Without `--corpus DIR` (a data directory, e.g. from `cargo xtask gen-corpus`), it
+//! generates `--entries` varied entries itself. The log is generated once (64 MiB of
+//! realistic lines with about 1% known errors) and streamed `--log-mb` times through
+//! `errata_consumer::Index::scan`, so the figure is the scanner's, not the generator's.
+//! The baseline is the naive scanner: every entry's regex, one by one, on every line.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use errata_consumer::{Bundle, Entry};
+use serde_json::{Value, json};
+
+struct Options {
+    entries: usize,
+    log_mb: u64,
+    baseline_kb: usize,
+    corpus: Option<PathBuf>,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut o = Options {
+        entries: 10_000,
+        log_mb: 1024,
+        baseline_kb: 256,
+        corpus: None,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().with_context(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--entries" => o.entries = value()?.parse().context("--entries")?,
+            "--log-mb" => o.log_mb = value()?.parse().context("--log-mb")?,
+            "--baseline-kb" => o.baseline_kb = value()?.parse().context("--baseline-kb")?,
+            "--corpus" => o.corpus = Some(PathBuf::from(value()?)),
+            other => bail!(
+                "unknown argument `{other}` (expected --entries N, --log-mb N, --baseline-kb N, --corpus DIR)"
+            ),
+        }
+    }
+    Ok(o)
+}
+
+/// Runs the match and bundle benchmarks and prints their figures.
+pub fn run(args: &[String]) -> Result<()> {
+    let o = parse(args)?;
+    let scratch = tempfile::tempdir()?;
+    let data = match &o.corpus {
+        Some(dir) => dir.clone(),
+        None => {
+            let dir = scratch.path().join("data");
+            write_corpus(&dir, o.entries)?;
+            dir
+        }
+    };
+
+    // Bundle: build, size, load (verify + parse + compile).
+    let t = Instant::now();
+    let kb = errata_load::KnowledgeBase::load(&data)?;
+    let load_kb = t.elapsed();
+    let opts = errata_bundle::BundleOptions {
+        out_dir: scratch.path().join("bundle"),
+        schema_dir: crate::repo_root().join("schema"),
+        source_commit: Some("0".repeat(40)),
+        epoch: Some(0),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let path = errata_bundle::write_bundle(&kb, &opts)?;
+    let build = t.elapsed();
+    let size = std::fs::metadata(&path)?.len();
+    let bytes = std::fs::read(&path)?;
+    let t = Instant::now();
+    let bundle = Bundle::from_bytes(&bytes)?;
+    let load = t.elapsed();
+    let entries = bundle.entries().to_vec();
+    let n = entries.len();
+    let raw = read_entries_json(&bytes)?;
+    let t = Instant::now();
+    let _: Vec<Value> = serde_json::from_slice(&raw)?;
+    let parse_only = t.elapsed();
+    let stats = bundle.index().matcher().stats();
+    println!(
+        "bundle: {n} entries, {:.2} MiB compressed ({:.0} bytes/entry)",
+        mib(size),
+        size as f64 / n.max(1) as f64
+    );
+    println!(
+        "  knowledge base load {:.0} ms, bundle write {:.0} ms",
+        ms(load_kb),
+        ms(build)
+    );
+    println!(
+        "  bundle open (verify + parse + compile) {:.0} ms = {:.1}x parsing entries.json alone ({:.0} ms)",
+        ms(load),
+        ratio(load, parse_only),
+        ms(parse_only)
+    );
+    println!(
+        "  matcher: {} prefiltered, {} without literals, {} literals",
+        stats.prefiltered, stats.unfiltered, stats.literals
+    );
+
+    // Ranking accuracy (each entry's own signature finds it first) and latency per
+    // message: the first pass pays for each regex's first use (cache allocation), the
+    // second is the steady state of a long-running scanner.
+    let index = bundle.index();
+    let mut first = 0usize;
+    let mut passes = Vec::new();
+    for pass in 0..2 {
+        let mut latencies = Vec::with_capacity(n);
+        for e in index.entries() {
+            let t1 = Instant::now();
+            let found = index.match_text(&e.signature);
+            latencies.push(t1.elapsed());
+            if pass == 0 && found.first().is_some_and(|f| f.entry.id == e.id) {
+                first += 1;
+            }
+        }
+        latencies.sort();
+        passes.push(latencies);
+    }
+    for (name, latencies) in ["cold (first use of each regex)", "warm"]
+        .iter()
+        .zip(&passes)
+    {
+        let p = |q: f64| {
+            latencies
+                .get(((latencies.len() as f64 - 1.0) * q) as usize)
+                .copied()
+                .unwrap_or_default()
+        };
+        let mean = latencies.iter().sum::<Duration>().as_secs_f64() * 1e6 / n.max(1) as f64;
+        println!(
+            "latency per message, {name}: mean {mean:.1} µs, p50 {:.1} µs, p99 {:.1} µs (target < 20 µs)",
+            us(p(0.5)),
+            us(p(0.99))
+        );
+    }
+    println!(
+        "ranking: the right entry first for {:.1}% of the entries' own signatures",
+        100.0 * first as f64 / n.max(1) as f64
+    );
+
+    // Throughput over a generated log.
+    let log = generate_log(&entries, 64 << 20);
+    let total = o.log_mb << 20;
+    let t = Instant::now();
+    let scan = index.scan(Cycle::new(&log, total), |_| {})?;
+    let took = t.elapsed();
+    let mbps = mib(scan.bytes) / took.as_secs_f64();
+    println!(
+        "throughput: {:.0} MiB of log, {} lines, {} matches in {:.2} s = {:.0} MiB/s (target >= 200)",
+        mib(scan.bytes),
+        scan.lines,
+        scan.matches,
+        took.as_secs_f64(),
+        mbps
+    );
+
+    // Baseline: every regex on every line, on a sample.
+    let naive: Vec<regex::Regex> = entries
+        .iter()
+        .filter_map(|e| regex::Regex::new(&e.regex).ok())
+        .collect();
+    let sample_end = log[..o.baseline_kb.min(log.len() >> 10) << 10]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let sample = std::str::from_utf8(&log[..sample_end])?;
+    let t = Instant::now();
+    let mut naive_matches = 0usize;
+    for line in sample.lines() {
+        naive_matches += naive.iter().filter(|r| r.is_match(line)).count();
+    }
+    let naive_took = t.elapsed();
+    let naive_mbps = mib(sample.len() as u64) / naive_took.as_secs_f64();
+    let t = Instant::now();
+    let ours = index.scan(sample.as_bytes(), |_| {})?;
+    let ours_took = t.elapsed();
+    println!(
+        "baseline (each of {} regexes on each line, {:.2} MiB sample): {:.2} MiB/s, {naive_matches} matches; the matcher: {} matches, {:.0}x faster on the same sample",
+        naive.len(),
+        mib(sample.len() as u64),
+        naive_mbps,
+        ours.matches,
+        ratio(naive_took, ours_took)
+    );
+    Ok(())
+}
+
+fn mib(b: u64) -> f64 {
+    b as f64 / (1 << 20) as f64
+}
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(1e-9)
+}
+
+fn read_entries_json(bundle: &[u8]) -> Result<Vec<u8>> {
+    let archive =
+        errata_consumer::archive::Archive::read(bundle, &|p| p == errata_consumer::ENTRIES)?;
+    Ok(archive
+        .data(errata_consumer::ENTRIES)
+        .unwrap_or_default()
+        .to_vec())
+}
+
+/// `count` entries in the styles real ones use (literal messages, numbers as wildcards,
+/// case-insensitive, anchored, alternations, Chinese, aliases), as files in `dir`.
+fn write_corpus(dir: &Path, count: usize) -> Result<()> {
+    const WORDS: [&str; 16] = [
+        "memory",
+        "launch",
+        "device",
+        "stream",
+        "kernel",
+        "context",
+        "handle",
+        "graph",
+        "event",
+        "driver",
+        "module",
+        "symbol",
+        "texture",
+        "surface",
+        "allocator",
+        "collective",
+    ];
+    const VERBS: [&str; 10] = [
+        "failed",
+        "timed out",
+        "was lost",
+        "is invalid",
+        "is busy",
+        "overflowed",
+        "mismatched",
+        "not found",
+        "was freed",
+        "is stale",
+    ];
+    for i in 0..count {
+        let w = WORDS[i % WORDS.len()];
+        let v = VERBS[(i / WORDS.len()) % VERBS.len()];
+        let (signature, regex, aliases): (String, String, Vec<String>) = match i % 6 {
+            0 => (
+                format!("RuntimeError: CUDA error: {w} {v} (code {i})"),
+                format!(r"CUDA error: {w} {v} \(code {i}\)"),
+                vec![],
+            ),
+            1 => (
+                format!("CUDA error: {w} {v} at op{i}.cu:{}", i * 7),
+                format!(r"{w} {v} at op{i}\.cu:\d+"),
+                vec![format!("{w}-{v}-{i}")],
+            ),
+            2 => (
+                format!("NCCL WARN {} {v} on channel {i}", w.to_uppercase()),
+                format!(r"(?i)nccl warn {w} {v} on channel {i}\b"),
+                vec![],
+            ),
+            3 => (
+                format!("cuda{w}{i} {v}"),
+                format!(r"^cuda{w}{i} {v}$"),
+                vec![],
+            ),
+            4 => (
+                format!("error {i}: {w} {v}"),
+                format!(r"error {i}: (?:{w}|{w}s) (?:{v})"),
+                vec![],
+            ),
+            _ => (
+                format!("CUDA 错误 {i}：{w} 失败"),
+                format!(r"CUDA 错误 {i}：{w} 失败"),
+                vec![],
+            ),
+        };
+        let id = format!("gen{}/entry-{i:05}", i % 8);
+        let value = json!({
+            "id": id, "signature": signature, "signature_zh": format!("错误：{signature}"), "regex": regex,
+            "domain": format!("gen{}", i % 8), "category": "runtime_error", "subcategory": null,
+            "root_cause": format!("Generated root cause {i}: the {w} {v} because of a programming error."),
+            "root_cause_type": "generic", "root_cause_zh": format!("生成的根本原因 {i}：{w} 出错。"),
+            "versions": [], "os_specific": {},
+            "dead_ends": [{"action": "Reinstall the driver", "why_fails": "Not a driver problem.", "fail_rate": 0.9, "condition": "", "sources": []}],
+            "workarounds": [{"action": format!("Fix the {w}"), "success_rate": 0.8, "how": "Check the code that uses it.", "condition": "", "sources": []}],
+            "workarounds_zh": [format!("修复 {w}")],
+            "transition_graph": {"leads_to": [], "preceded_by": [], "frequently_confused_with": []},
+            "official_doc_url": null, "official_doc_section": null, "error_code": null,
+            "verification_tier": "community", "confidence": 0.5, "fix_success_rate": 0.5, "resolvable": "true",
+            "first_seen": "2024-01-01", "last_confirmed": "2025-01-01", "last_updated": "2025-01-01",
+            "evidence_count": 1, "tags": [], "locale": "en", "aliases": aliases,
+        });
+        let path = dir.join("signatures").join(format!("{id}.json"));
+        std::fs::create_dir_all(path.parent().unwrap_or(dir))?;
+        std::fs::write(path, serde_json::to_vec_pretty(&value)?)?;
+    }
+    Ok(())
+}
+
+/// About `size` bytes of training-log lines; one line in 100 is an entry's signature.
+fn generate_log(entries: &[Entry], size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(size + 256);
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut i = 0u64;
+    while out.len() < size {
+        i += 1;
+        let r = next();
+        let line = match r % 100 {
+            0 if !entries.is_empty() => format!(
+                "[rank{}] {}",
+                r % 8,
+                entries[(r >> 8) as usize % entries.len()].signature
+            ),
+            1..=60 => format!(
+                "2025-01-01 12:00:{:02} INFO train step {i} loss {:.4} lr 3.0e-4 grad_norm {:.3} tokens/s {}",
+                i % 60,
+                (r % 10_000) as f64 / 1e4,
+                (r % 977) as f64 / 100.0,
+                r % 90_000
+            ),
+            61..=80 => format!(
+                "[W socket.cpp:{}] [c10d] The client socket has timed out after {}s while trying to connect to (10.0.0.{}, 29500).",
+                r % 900,
+                r % 600,
+                r % 255
+            ),
+            81..=95 => format!(
+                "  File \"/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py\", line {}, in _call_impl",
+                r % 2000
+            ),
+            _ => format!(
+                "NCCL INFO Channel {:02}/32 : {} -> {} via P2P/CUMEM/read",
+                r % 32,
+                r % 8,
+                (r >> 3) % 8
+            ),
+        };
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Streams `total` bytes by repeating `data` (which ends with a newline).
+struct Cycle<'a> {
+    data: &'a [u8],
+    pos: usize,
+    left: u64,
+}
+
+impl<'a> Cycle<'a> {
+    fn new(data: &'a [u8], total: u64) -> Self {
+        Cycle {
+            data,
+            pos: 0,
+            left: total,
+        }
+    }
+}
+
+impl Read for Cycle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 || self.data.is_empty() {
+            return Ok(0);
+        }
+        let n = buf
+            .len()
+            .min(self.data.len() - self.pos)
+            .min(self.left as usize);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos = (self.pos + n) % self.data.len();
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
