@@ -3,6 +3,10 @@
 //! One module per command, each with a `run(args)` entry point. The repository root is
 //! found from `CARGO_MANIFEST_DIR`, so commands work from any directory.
 
+mod bench;
+mod bench_match;
+mod gen_corpus;
+mod gen_cuda_errors;
 mod gen_torch_api;
 mod nvcc;
 mod snippets;
@@ -19,6 +23,21 @@ struct Command {
 }
 
 const COMMANDS: &[Command] = &[
+    Command {
+        name: "gen-corpus",
+        summary: "write a large valid corpus: --entries N --articles M --out DIR [--seed S]",
+        run: gen_corpus::run,
+    },
+    Command {
+        name: "bench",
+        summary: "check, match, bundle and build benchmarks on a generated corpus [--entries N] [--articles M] [--quick]",
+        run: bench::run,
+    },
+    Command {
+        name: "gen-cuda-errors",
+        summary: "regenerate the cudaError_t table from CUDA's driver_types.h [--check]",
+        run: gen_cuda_errors::run,
+    },
     Command {
         name: "snippets",
         summary: "verify snippets [PATH…] [--tier static|compile|run] [--format human|json] [--pack DIR] [--ingest DIR]",
