@@ -189,6 +189,20 @@ pub fn run(args: &[String]) -> Result<()> {
             .with_allow_no_gpu(args.allow_no_gpu)
             .with_pack_dir(args.pack.clone());
         let v = errata_snippets::verify(snippets, &opts);
+        let (existing, errors) = record::load_all(root, snippets);
+        for e in errors {
+            eprintln!("warning: unreadable run records: {e}");
+        }
+        let stale = existing
+            .iter()
+            .filter(|(_, f)| *f == record::Freshness::Stale)
+            .count();
+        if stale > 0 {
+            eprintln!(
+                "warning: {stale} run record(s) under {} are stale (their snippet changed): run the run tier again",
+                root.join("runs").display()
+            );
+        }
         write_records(root, &v.records)?;
         if let (Some(dir), Some(m)) = (&args.pack, &v.manifest) {
             eprintln!(

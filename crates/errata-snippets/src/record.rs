@@ -137,3 +137,48 @@ pub fn freshness(record: &RunRecord, snippets: &[(String, usize, String)]) -> Fr
         Freshness::Stale
     }
 }
+
+/// Every record under `<data>/runs/` with its freshness against `snippets` (the current
+/// extraction of the same data directory). Unreadable files are returned as errors.
+pub fn load_all(
+    data_dir: &Path,
+    snippets: &[crate::Snippet],
+) -> (Vec<(RunRecord, Freshness)>, Vec<String>) {
+    let current: Vec<(String, usize, String)> = crate::programs(snippets)
+        .iter()
+        .map(|p| {
+            let h = &snippets[p.parts[0]];
+            (h.data_file.clone(), h.line, p.sha256.clone())
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    let mut stack = vec![data_dir.join("runs")];
+    let mut files = Vec::new();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        match read(&f) {
+            Ok(file) => {
+                for r in file.records {
+                    let fresh = freshness(&r, &current);
+                    out.push((r, fresh));
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    (out, errors)
+}

@@ -496,6 +496,22 @@ mod run_tier {
         let mut changed = result.records[0].clone();
         changed.sha256 = "0".repeat(64);
         assert_eq!(freshness(&changed, &current), Freshness::Stale);
+        let (all, errors) = errata_snippets::record::load_all(dir.path(), &load(dir.path()));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(
+            all.iter().all(|(_, f)| *f == Freshness::Current),
+            "{all:#?}"
+        );
+        let art = dir.path().join("articles/cuda/t.md");
+        let text = std::fs::read_to_string(&art).expect("article");
+        std::fs::write(&art, text.replace("return 3;", "return 4;")).expect("edit");
+        let (all, _) = errata_snippets::record::load_all(dir.path(), &load(dir.path()));
+        let stale: Vec<usize> = all
+            .iter()
+            .filter(|(_, f)| *f == Freshness::Stale)
+            .map(|(r, _)| r.line)
+            .collect();
+        assert_eq!(stale, [6]);
     }
 }
 
@@ -523,5 +539,36 @@ mod report {
         );
         let human = errata_snippets::report::human(&v);
         assert!(human.contains("api-missing") && human.contains("skipped (not passed)"));
+    }
+}
+
+mod entries {
+    use super::*;
+
+    #[test]
+    fn entry_verify_snippets_are_extracted_and_checked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sig = dir.path().join("signatures/cuda");
+        std::fs::create_dir_all(&sig).expect("mkdir");
+        let src = repo().join("data/signatures/cuda/out-of-memory.json");
+        let mut entry: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(src).expect("entry")).expect("json");
+        entry["verify"] = serde_json::json!({
+            "lang": "python",
+            "annotations": "expect=ok requires=gpu,torch",
+            "code": "import torch\ntorch.cuda.get_last_error()\n",
+        });
+        std::fs::write(
+            sig.join("out-of-memory.json"),
+            serde_json::to_string_pretty(&entry).expect("json"),
+        )
+        .expect("write");
+        let snippets = load(dir.path());
+        assert_eq!(snippets.len(), 1, "{snippets:#?}");
+        assert_eq!(snippets[0].origin, errata_snippets::Origin::EntryVerify);
+        assert_eq!(snippets[0].data_file, "signatures/cuda/out-of-memory.json");
+        let v = verify(&snippets, &Options::new(Tier::Static, cache())).verdicts;
+        assert_eq!(v[0].outcome, Outcome::ApiMissing, "{v:#?}");
+        assert_eq!(v[0].expect, "ok");
     }
 }
