@@ -300,7 +300,21 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
                 .map_err(|e| e.to_string()),
         };
         let result = pack_dir.and_then(|dir| {
-            let m = pack::write_pack(&dir, &runnables, snippets, nvcc_version.as_deref())?;
+            // compute-sanitizer travels in the pack when a snippet expects a finding; if
+            // it cannot be installed, the runner looks on the GPU machine's PATH.
+            let wants_sanitizer = runnables
+                .iter()
+                .any(|r| matches!(r.program.expect(), Expect::Sanitizer(_)));
+            let sanitizer = wants_sanitizer
+                .then(|| toolchain::ensure_sanitizer(&opts.cache_dir).ok())
+                .flatten();
+            let m = pack::write_pack(
+                &dir,
+                &runnables,
+                snippets,
+                nvcc_version.as_deref(),
+                sanitizer.as_deref(),
+            )?;
             Ok((dir, m))
         });
         match result {

@@ -164,6 +164,7 @@ pub fn write_pack(
     runnables: &[Runnable<'_>],
     snippets: &[Snippet],
     nvcc_version: Option<&str>,
+    sanitizer: Option<&Path>,
 ) -> Result<Manifest, String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     std::fs::create_dir_all(dir.join("bin")).map_err(|e| io(dir, e))?;
@@ -229,6 +230,9 @@ pub fn write_pack(
         cuda_runtime: format!("nvidia-cuda-runtime {CUDA_WHEEL_VERSION} (static)"),
         items,
     };
+    if let Some(src) = sanitizer.filter(|_| manifest.items.iter().any(|i| i.sanitizer.is_some())) {
+        copy_tree(src, &dir.join("tools/compute-sanitizer"))?;
+    }
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
     let mpath = dir.join("manifest.json");
     std::fs::write(&mpath, text + "\n").map_err(|e| io(&mpath, e))?;
@@ -242,6 +246,26 @@ pub fn write_pack(
     )
     .map_err(|e| io(&readme, e))?;
     Ok(manifest)
+}
+
+/// Copies compute-sanitizer's directory, without its `docs/` and `include/` (not needed
+/// to run it, and a quarter of its size). `fs::copy` keeps the executable bits.
+fn copy_tree(src: &Path, dest: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    let entries = std::fs::read_dir(src).map_err(|e| format!("{}: {e}", src.display()))?;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if name == "docs" || name == "include" {
+            continue;
+        }
+        let (from, to) = (e.path(), dest.join(&name));
+        if from.is_dir() {
+            copy_tree(&from, &to)?;
+        } else {
+            std::fs::copy(&from, &to).map_err(|err| format!("{}: {err}", to.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Reads `manifest.json` from a pack.

@@ -17,6 +17,9 @@ pub const CUDA_WHEELS: &[&str] = &[
     "nvidia-cuda-runtime",
 ];
 
+/// compute-sanitizer's wheel for the same CUDA release (it is versioned on its own).
+pub const SANITIZER_WHEEL: &str = "nvidia-cuda-sanitizer-api==13.2.87";
+
 /// The GPU architecture snippets are compiled for (H100/H200).
 pub const ARCH: &str = "sm_90";
 
@@ -41,7 +44,11 @@ impl Toolchain {
     pub fn ensure(cache_dir: &Path) -> Result<Toolchain, String> {
         let dir = cache_dir.join(format!("cuda-{CUDA_WHEEL_VERSION}"));
         if !dir.join("nvidia/cu13/bin/nvcc").exists() {
-            install(cache_dir, &dir)?;
+            let specs: Vec<String> = CUDA_WHEELS
+                .iter()
+                .map(|w| format!("{w}=={CUDA_WHEEL_VERSION}"))
+                .collect();
+            install(cache_dir, &dir, &specs, "nvidia/cu13/bin/nvcc")?;
         }
         Toolchain::at(&dir)
     }
@@ -82,7 +89,21 @@ impl Toolchain {
     }
 }
 
-fn install(cache_dir: &Path, dir: &Path) -> Result<(), String> {
+/// compute-sanitizer's directory (`…/nvidia/cu13/bin`), installing its
+/// wheel into `cache_dir` first if needed (network). It runs only on a GPU machine; the
+/// runner pack carries it there.
+pub fn ensure_sanitizer(cache_dir: &Path) -> Result<PathBuf, String> {
+    let version = SANITIZER_WHEEL.rsplit("==").next().unwrap_or("unknown");
+    let dir = cache_dir.join(format!("compute-sanitizer-{version}"));
+    // The 13.2 wheel puts the tool and the one library it loads in `bin/`.
+    let tool = "nvidia/cu13/bin/compute-sanitizer";
+    if !dir.join(tool).exists() {
+        install(cache_dir, &dir, &[SANITIZER_WHEEL.to_string()], tool)?;
+    }
+    Ok(dir.join("nvidia/cu13/bin"))
+}
+
+fn install(cache_dir: &Path, dir: &Path, specs: &[String], marker: &str) -> Result<(), String> {
     std::fs::create_dir_all(cache_dir)
         .map_err(|e| format!("cannot create {}: {e}", cache_dir.display()))?;
     // Install into a private directory and rename it into place, so concurrent
@@ -91,10 +112,6 @@ fn install(cache_dir: &Path, dir: &Path) -> Result<(), String> {
         .prefix(".cuda-install-")
         .tempdir_in(cache_dir)
         .map_err(|e| format!("cannot create a temp dir in {}: {e}", cache_dir.display()))?;
-    let specs: Vec<String> = CUDA_WHEELS
-        .iter()
-        .map(|w| format!("{w}=={CUDA_WHEEL_VERSION}"))
-        .collect();
     let out = Command::new("python3")
         .args([
             "-m",
@@ -106,7 +123,7 @@ fn install(cache_dir: &Path, dir: &Path) -> Result<(), String> {
         ])
         .arg("--target")
         .arg(tmp.path())
-        .args(&specs)
+        .args(specs)
         .output()
         .map_err(|e| format!("cannot run `python3 -m pip`: {e}"))?;
     if !out.status.success() {
@@ -120,9 +137,10 @@ fn install(cache_dir: &Path, dir: &Path) -> Result<(), String> {
     if std::fs::rename(&staged, dir).is_err() {
         // Another installer won the race; use theirs.
         let _ = std::fs::remove_dir_all(&staged);
-        if !dir.join("nvidia/cu13/bin/nvcc").exists() {
+        if !dir.join(marker).exists() {
             return Err(format!(
-                "could not install the CUDA wheels into {}",
+                "could not install {} into {}",
+                specs.join(" "),
                 dir.display()
             ));
         }

@@ -120,7 +120,10 @@ def main(argv):
     gpu = gpu_facts()
     needs_torch = any(i["needs_torch"] for i in manifest["items"])
     torch = torch_facts() if needs_torch else None
-    sanitizer = os.environ.get("ERRATA_COMPUTE_SANITIZER") or shutil.which("compute-sanitizer")
+    packed = os.path.join(HERE, "tools", "compute-sanitizer", "compute-sanitizer")
+    sanitizer = (os.environ.get("ERRATA_COMPUTE_SANITIZER")
+                 or (packed if os.access(packed, os.X_OK) else None)
+                 or shutil.which("compute-sanitizer"))
     env = {
         "gpu": gpu,
         "python_version": platform.python_version(),
