@@ -79,6 +79,7 @@ pub fn observe(out: &RunOutput) -> Observed {
     static NAME: OnceLock<Option<Regex>> = OnceLock::new();
     static TORCH_CUDA: OnceLock<Option<Regex>> = OnceLock::new();
     static SUMMARY: OnceLock<Option<Regex>> = OnceLock::new();
+    static RACE: OnceLock<Option<Regex>> = OnceLock::new();
     let all = format!("{}\n{}", out.stderr, out.stdout);
     let py = last_exception(&out.stderr);
     let mut cuda = re(&NAME, r"\bcuda(?:Error[A-Za-z0-9]+)\b")
@@ -97,10 +98,23 @@ pub fn observe(out: &RunOutput) -> Observed {
         // after cudaMalloc returned cudaErrorMemoryAllocation.
         cuda = Some("cudaErrorMemoryAllocation".into());
     }
-    let sanitizer_errors = re(&SUMMARY, r"========= ERROR SUMMARY: (\d+) errors?")
-        .and_then(|r| r.captures(&all))
-        .and_then(|c| c.get(1))
-        .and_then(|m| m.as_str().parse().ok());
+    // memcheck ends with `ERROR SUMMARY: N errors`; racecheck may also (or instead)
+    // print `RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)`: both format
+    // strings are in compute-sanitizer 13.2's binary. The larger count wins.
+    let count = |r: Option<&Regex>| -> Option<u64> {
+        r.and_then(|r| r.captures(&all))
+            .and_then(|c| c.get(1))
+            .and_then(|m| m.as_str().parse().ok())
+    };
+    let errors = count(re(&SUMMARY, r"========= ERROR SUMMARY: (\d+) errors?"));
+    let hazards = count(re(
+        &RACE,
+        r"========= RACECHECK SUMMARY: (\d+) hazards? displayed",
+    ));
+    let sanitizer_errors = match (errors, hazards) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
     Observed {
         cuda,
         py,
@@ -281,6 +295,22 @@ mod tests {
             Some("cudaErrorMemoryAllocation")
         );
         assert_eq!(cuda_name_for_string("no such text"), None);
+    }
+
+    #[test]
+    fn racecheck_summary_counts() {
+        let out = RunOutput {
+            exit_code: Some(0),
+            stdout: "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n".into(),
+            ..RunOutput::default()
+        };
+        assert_eq!(observe(&out).sanitizer_errors, Some(2));
+        let clean = RunOutput {
+            stdout: "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+                .into(),
+            ..RunOutput::default()
+        };
+        assert_eq!(observe(&clean).sanitizer_errors, Some(0));
     }
 
     #[test]
