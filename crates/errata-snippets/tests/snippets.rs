@@ -416,7 +416,8 @@ mod run_tier {
              ```cuda harness=cuda-main\nfloat *d;\nCUDA_CHECK(cudaMalloc(&d, 16));\n```\n\n\
              ```python expect=\"py:ValueError:bo+m\"\nraise ValueError('boom')\n```\n\n\
              ```python timeout=1s\nimport subprocess, time\np = subprocess.Popen(['sleep', '60'])\nopen('{}', 'w').write(str(p.pid))\nwhile True:\n    time.sleep(0.1)\n```\n\n\
-             ```python requires=gpu\nprint('needs a GPU')\n```\n",
+             ```python requires=gpu\nprint('needs a GPU')\n```\n\n\
+             ```python\nprint('x' * 300000)\n```\n",
             pid_file.path().display()
         );
         let dir = article(&body);
@@ -460,8 +461,30 @@ mod run_tier {
             assert!(!skipped.outcome.is_failure());
         }
 
+        // Output is capped (head and tail kept) but the run still passes.
+        assert_eq!(at(v, "t.md", 31).outcome, Outcome::Pass, "{v:#?}");
+        let results: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(pack.join("results.json")).expect("results"),
+        )
+        .expect("json");
+        let big = results["results"]
+            .as_array()
+            .and_then(|r| {
+                r.iter()
+                    .find(|r| r["stdout"].as_str().is_some_and(|s| s.starts_with("xxx")))
+            })
+            .expect("the big item");
+        let stdout = big["stdout"].as_str().unwrap_or("");
+        assert!(
+            stdout.len() <= 64 * 1024 + 100,
+            "{} bytes kept",
+            stdout.len()
+        );
+        assert!(stdout.contains("output truncated by errata"));
+        assert_eq!(big["truncated"], true);
+
         // Records: one per item run, valid against the schema, written and merged.
-        assert_eq!(result.records.len(), if gpu() { 5 } else { 4 });
+        assert_eq!(result.records.len(), if gpu() { 6 } else { 5 });
         let schema: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(repo().join("schema/run-record.schema.json")).expect("schema"),
         )
