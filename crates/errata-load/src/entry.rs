@@ -23,21 +23,21 @@ pub struct EntryDoc {
 pub(crate) fn parse_entry(
     src: &SourceFile,
     path_id: Option<String>,
-) -> Result<EntryDoc, Diagnostic> {
+) -> Result<EntryDoc, Box<Diagnostic>> {
     if let Some(at) = src.invalid_utf8_at {
-        return Err(invalid_utf8("json-syntax", src, at));
+        return Err(Box::new(invalid_utf8("json-syntax", src, at)));
     }
     if src.text.trim().is_empty() {
-        return Err(
+        return Err(Box::new(
             Diagnostic::error("json-syntax", &src.path, Anchor::File, "file is empty").with_help(
                 "an entry is a JSON object; `errata new <domain>/<slug>` writes a scaffold",
             ),
-        );
+        ));
     }
     // serde_json bounds nesting (recursion limit 128), so hostile nesting is an error, not
     // a stack overflow, here and in everything that walks the value afterwards.
     let value: serde_json::Value =
-        serde_json::from_str(&src.text).map_err(|e| syntax_error(src, &e))?;
+        serde_json::from_str(&src.text).map_err(|e| Box::new(syntax_error(src, &e)))?;
     let entry = Entry::deserialize_lenient(&value);
     Ok(EntryDoc {
         path: src.path.clone(),

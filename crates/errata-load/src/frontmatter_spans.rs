@@ -49,9 +49,8 @@ pub(crate) fn locate(text: &str, front: Range<usize>, pointer: &str, key: bool) 
             return value_start..value_start + value.len();
         }
         // Block list: the following `- item` lines.
-        let mut i = 0;
         let mut item_offset = offset;
-        for item_line in lines.by_ref() {
+        for (i, item_line) in lines.by_ref().enumerate() {
             let trimmed = item_line.trim_start();
             let Some(item) = trimmed.strip_prefix('-') else {
                 break;
@@ -62,7 +61,6 @@ pub(crate) fn locate(text: &str, front: Range<usize>, pointer: &str, key: bool) 
                     + (item.len() - item.trim_start().len());
                 return s..s + item.trim().len();
             }
-            i += 1;
             item_offset += item_line.len();
         }
         return key_range;

@@ -106,9 +106,9 @@ impl KnowledgeBase {
         }
 
         enum Loaded {
-            Entry(SourceFile, Option<EntryDoc>, Vec<Diagnostic>),
-            Article(SourceFile, ArticleDoc, Vec<Diagnostic>),
-            Failed(Diagnostic),
+            Entry(SourceFile, Option<Box<EntryDoc>>, Vec<Diagnostic>),
+            Article(SourceFile, Box<ArticleDoc>, Vec<Diagnostic>),
+            Failed(Box<Diagnostic>),
         }
         let loaded: Vec<Loaded> = files
             .par_iter()
@@ -120,8 +120,8 @@ impl KnowledgeBase {
                 if *is_entry {
                     let id = path_id(&sub_dir(&root, "signatures"), path, ".json");
                     match parse_entry(&src, id) {
-                        Ok(doc) => Loaded::Entry(src, Some(doc), Vec::new()),
-                        Err(d) => Loaded::Entry(src, None, vec![d]),
+                        Ok(doc) => Loaded::Entry(src, Some(Box::new(doc)), Vec::new()),
+                        Err(d) => Loaded::Entry(src, None, vec![*d]),
                     }
                 } else {
                     let dir = sub_dir(&root, "articles");
@@ -130,7 +130,7 @@ impl KnowledgeBase {
                         None => (path_id(&dir, path, ".md"), None),
                     };
                     let (doc, diags) = parse_article(&src, id, lang);
-                    Loaded::Article(src, doc, diags)
+                    Loaded::Article(src, Box::new(doc), diags)
                 }
             })
             .collect();
@@ -143,16 +143,16 @@ impl KnowledgeBase {
         for item in loaded {
             let src = match item {
                 Loaded::Failed(d) => {
-                    kb.diagnostics.push(d);
+                    kb.diagnostics.push(*d);
                     continue;
                 }
                 Loaded::Entry(src, doc, diags) => {
-                    kb.entries.extend(doc);
+                    kb.entries.extend(doc.map(|d| *d));
                     kb.diagnostics.extend(diags);
                     src
                 }
                 Loaded::Article(src, doc, diags) => {
-                    kb.articles.push(doc);
+                    kb.articles.push(*doc);
                     kb.diagnostics.extend(diags);
                     src
                 }

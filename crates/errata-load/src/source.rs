@@ -95,15 +95,19 @@ fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
 
 /// Reads a data file. Problems with the file itself become diagnostics; the returned
 /// source (if any) is what could be read.
-pub(crate) fn read_source(fs_path: &Path, display: &Path) -> Result<SourceFile, Diagnostic> {
+pub(crate) fn read_source(fs_path: &Path, display: &Path) -> Result<SourceFile, Box<Diagnostic>> {
     let unreadable = |why: String| {
-        Diagnostic::error(
-            "unreadable",
-            display,
-            Anchor::File,
-            format!("cannot read this file: {why}"),
+        Box::new(
+            Diagnostic::error(
+                "unreadable",
+                display,
+                Anchor::File,
+                format!("cannot read this file: {why}"),
+            )
+            .with_help(
+                "make the file a readable regular file, or remove it from the data directory",
+            ),
         )
-        .with_help("make the file a readable regular file, or remove it from the data directory")
     };
     let file = std::fs::File::open(fs_path).map_err(|e| unreadable(e.to_string()))?;
     let meta = file.metadata().map_err(|e| unreadable(e.to_string()))?;
@@ -111,14 +115,14 @@ pub(crate) fn read_source(fs_path: &Path, display: &Path) -> Result<SourceFile, 
         return Err(unreadable("not a regular file".into()));
     }
     if meta.len() > MAX_FILE_BYTES {
-        return Err(too_large(display, meta.len()));
+        return Err(Box::new(too_large(display, meta.len())));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| unreadable(e.to_string()))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(display, bytes.len() as u64));
+        return Err(Box::new(too_large(display, bytes.len() as u64)));
     }
     let (text, invalid_utf8_at) = match String::from_utf8(bytes) {
         Ok(s) => (s, None),

@@ -127,9 +127,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         rendered.files.total_bytes() as f64 / (1024.0 * 1024.0),
         site_dir.display()
     );
-    // INTEGRATION POINT (errata-bundle): once the bundle crate lands, write it here:
-    //     errata_bundle::write_bundle(&kb, &BundleOptions { out: args.out.join("bundle"), .. })?;
-    // so that one `errata build` publishes both, from the same checked load.
+    // The bundle comes from the same checked load as the site, so both always agree.
+    let start = Instant::now();
+    let options = errata_bundle::BundleOptions {
+        out_dir: args.out.join("bundle"),
+        ..Default::default()
+    };
+    let bundle = errata_bundle::write_bundle(&kb, &options).context("writing the bundle")?;
+    phase(args.timings, "bundle", start);
+    eprintln!("wrote {}", bundle.display());
     Ok(ExitCode::SUCCESS)
 }
 
