@@ -91,6 +91,11 @@ pub fn render_body(
                 code = Some((info, String::new()));
             }
             Event::Html(html) | Event::InlineHtml(html) => events.push(Event::Text(html)),
+            // Column alignment would be written as `style="text-align: …"`, which the
+            // Content-Security-Policy (no inline styles) blocks; tables stay unaligned.
+            Event::Start(Tag::Table(columns)) => events.push(Event::Start(Tag::Table(
+                vec![pulldown_cmark::Alignment::None; columns.len()],
+            ))),
             Event::Start(Tag::Link {
                 dest_url, title, ..
             }) => match rewrite_link(&dest_url) {
@@ -272,6 +277,15 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("&lt;script&gt;"), "{html}");
+    }
+
+    #[test]
+    fn tables_carry_no_inline_style() {
+        let html = render("| a | b |\n|:--|--:|\n| 1 | 2 |\n");
+        assert!(
+            html.contains("<table>") && !html.contains("style="),
+            "{html}"
+        );
     }
 
     #[test]

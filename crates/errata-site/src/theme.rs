@@ -41,6 +41,7 @@ const STATIC: &[Asset] = &[
     asset!("static/style.css"),
     asset!("static/errata.js"),
     asset!("static/search.js"),
+    asset!("static/favicon.svg"),
 ];
 
 const STRINGS: &[(&str, Asset)] = &[

@@ -1,0 +1,500 @@
+//! The built site in a real headless Chromium, driven over WebDriver (fantoccini +
+//! chromedriver): search an English error message and a Chinese query, land on the
+//! right entry first, switch language, follow a transition link, and check that no page
+//! logs a console error (a CSP violation is one), plus basic accessibility: `lang`
+//! attributes, one `h1`, labelled inputs, text contrast.
+//!
+//! Needs `chromium` and `chromedriver` (Debian: `apt-get install -y chromium
+//! chromium-driver`), or their paths in `ERRATA_CHROMIUM` / `ERRATA_CHROMEDRIVER`.
+//! Without them the test FAILS, so CI cannot pass by accident; set
+//! `ERRATA_SKIP_BROWSER=1` to skip it on a machine without a browser.
+//! Screenshots are written to `target/screenshots/`.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use errata_site::serve::Server;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repo root")
+}
+
+fn find_program(env: &str, names: &[&str]) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(env) {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    names
+        .iter()
+        .flat_map(|n| std::env::split_paths(&path).map(move |d| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Kills chromedriver (and the browsers it started) when the test ends, pass or fail.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// chromedriver's browser log (`POST /session/{id}/se/log`), which W3C WebDriver lacks
+/// and fantoccini therefore does not wrap: a plain HTTP request to the local driver.
+fn browser_log(port: u16, session: &str) -> Vec<Value> {
+    let body = r#"{"type":"browser"}"#;
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect chromedriver");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "POST /session/{session}/se/log HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // chromedriver keeps the connection open whatever the request says: read the headers,
+    // then exactly Content-Length bytes.
+    let mut reader = std::io::BufReader::new(s);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut reader, &mut line)
+            .expect("read chromedriver response");
+        if n == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut json = vec![0u8; length];
+    reader
+        .read_exact(&mut json)
+        .expect("read chromedriver log body");
+    let value: Value = serde_json::from_slice(&json).expect("chromedriver log is JSON");
+    value["value"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| panic!("unexpected log answer: {value}"))
+}
+
+struct Browser {
+    client: Client,
+    port: u16,
+    session: String,
+    shots: PathBuf,
+}
+
+impl Browser {
+    async fn shot(&self, name: &str) {
+        let png = self.client.screenshot().await.expect("screenshot");
+        std::fs::write(self.shots.join(format!("{name}.png")), png).expect("write screenshot");
+    }
+
+    async fn js(&self, script: &str) -> Value {
+        self.client
+            .execute(script, vec![])
+            .await
+            .expect("execute script")
+    }
+
+    /// Fails on any console message of level SEVERE since the last call.
+    fn assert_no_console_errors(&self, page: &str) {
+        self.assert_no_console_errors_but(page, None);
+    }
+
+    /// The same, allowing the one network error a deliberate 404 produces.
+    fn assert_no_console_errors_but(&self, page: &str, expected_404: Option<&str>) {
+        let errors: Vec<Value> = browser_log(self.port, &self.session)
+            .into_iter()
+            .filter(|m| m["level"] == "SEVERE")
+            .filter(|m| {
+                let msg = m["message"].as_str().unwrap_or("");
+                !expected_404.is_some_and(|url| {
+                    m["source"] == "network" && msg.starts_with(url) && msg.contains("404")
+                })
+            })
+            .collect();
+        assert!(errors.is_empty(), "{page}: console errors: {errors:#?}");
+    }
+
+    /// Accessibility basics on the current page.
+    async fn assert_accessible(&self, page: &str, lang: &str) {
+        let report = self
+            .js(
+                r#"
+            function lum(c) {
+              var m = c.match(/[\d.]+/g).map(Number);
+              var ch = m.slice(0, 3).map(function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+              return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2];
+            }
+            function bg(el) {
+              for (; el; el = el.parentElement) {
+                var c = getComputedStyle(el).backgroundColor;
+                var m = c.match(/[\d.]+/g);
+                if (m && (m.length < 4 || Number(m[3]) > 0.5)) return c;
+              }
+              return "rgb(255, 255, 255)";
+            }
+            var low = [];
+            document.querySelectorAll("h1, h2, p, li, a, label, td, th, dt, dd, .badge, button").forEach(function (el) {
+              if (!el.textContent.trim() || el.offsetParent === null) return;
+              var a = lum(getComputedStyle(el).color), b = lum(bg(el));
+              var ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+              if (ratio < 4.5) low.push(el.tagName + " '" + el.textContent.trim().slice(0, 40) + "' " + ratio.toFixed(2));
+            });
+            var unlabelled = [];
+            document.querySelectorAll("input, textarea, select").forEach(function (el) {
+              if (!el.labels || el.labels.length === 0) unlabelled.push(el.id || el.name);
+            });
+            var noAlt = Array.from(document.images).filter(function (i) { return !i.hasAttribute("alt"); }).length;
+            return {lang: document.documentElement.lang, h1: document.querySelectorAll("h1").length,
+                    title: document.title, unlabelled: unlabelled, lowContrast: low, noAlt: noAlt};
+        "#,
+            )
+            .await;
+        assert_eq!(report["lang"], lang, "{page}: html lang");
+        assert_eq!(report["h1"], 1, "{page}: exactly one h1");
+        assert!(
+            report["title"].as_str().is_some_and(|t| !t.is_empty()),
+            "{page}: title"
+        );
+        assert_eq!(
+            report["unlabelled"],
+            json!([]),
+            "{page}: inputs without a label"
+        );
+        assert_eq!(
+            report["lowContrast"],
+            json!([]),
+            "{page}: text below 4.5:1 contrast"
+        );
+        assert_eq!(report["noAlt"], 0, "{page}: images without alt");
+    }
+
+    async fn h1(&self) -> String {
+        self.client
+            .find(Locator::Css("h1"))
+            .await
+            .expect("h1")
+            .text()
+            .await
+            .expect("h1 text")
+            .trim()
+            .to_string()
+    }
+
+    /// Waits for search results and returns the hrefs, in order.
+    async fn results(&self) -> Vec<String> {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(10))
+            .for_element(Locator::Css("#search-results li a"))
+            .await
+            .expect("search results appear");
+        let v = self.js("return Array.from(document.querySelectorAll('#search-results li a')).map(function (a) { return a.href; });").await;
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap_or("").to_string())
+            .collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn site_in_headless_chromium() {
+    let skip = std::env::var("ERRATA_SKIP_BROWSER").is_ok_and(|v| v == "1");
+    let chromium = find_program(
+        "ERRATA_CHROMIUM",
+        &["chromium", "chromium-browser", "google-chrome"],
+    );
+    let driver = find_program("ERRATA_CHROMEDRIVER", &["chromedriver"]);
+    let (Some(chromium), Some(driver_bin)) = (chromium, driver) else {
+        if skip {
+            eprintln!("ERRATA_SKIP_BROWSER=1: browser test skipped (no chromium/chromedriver)");
+            return;
+        }
+        panic!(
+            "chromium and chromedriver are required for the browser tests \
+             (apt-get install -y chromium chromium-driver, or set ERRATA_CHROMIUM / ERRATA_CHROMEDRIVER); \
+             set ERRATA_SKIP_BROWSER=1 to skip them"
+        );
+    };
+
+    // Build the real knowledge base with the real CLI.
+    let out = tempfile::tempdir().unwrap();
+    let build = Command::new(env!("CARGO_BIN_EXE_errata"))
+        .args(["build", "--out"])
+        .arg(out.path())
+        .current_dir(repo())
+        .output()
+        .expect("run errata build");
+    assert!(
+        build.status.success(),
+        "errata build failed: {}",
+        String::from_utf8_lossy(&build.stderr)
+    );
+    let site_dir = out.path().join("site");
+    let kb = errata_load::KnowledgeBase::load(&repo().join("data")).unwrap();
+    let entries: Vec<errata_model::Entry> =
+        kb.entries.iter().filter_map(|d| d.entry.clone()).collect();
+    // The entry a pasted log must find first: the plain illegal-address message if the
+    // data has it, else the first entry.
+    let target = entries
+        .iter()
+        .find(|e| e.id == "cuda/illegal-memory-access")
+        .or(entries.first())
+        .expect("data has entries")
+        .clone();
+
+    let server = Server::start("127.0.0.1:0", site_dir.clone(), false).expect("serve the site");
+    let base = server.url();
+    let port = free_port();
+    let user_data = tempfile::tempdir().unwrap();
+    let _driver = Driver(
+        Command::new(&driver_bin)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "chromedriver did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": chromium,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", "--window-size=1200,1600",
+                     format!("--user-data-dir={}", user_data.path().display())],
+        }),
+    );
+    caps.insert("goog:loggingPrefs".into(), json!({"browser": "ALL"}));
+    let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("WebDriver session");
+    let session = client
+        .session_id()
+        .await
+        .ok()
+        .flatten()
+        .expect("session id");
+    let shots = repo().join("target/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let b = Browser {
+        client,
+        port,
+        session,
+        shots,
+    };
+    let result = run(&b, &base, &target, &entries, &site_dir).await;
+    let _ = b.client.clone().close().await;
+    result
+}
+
+async fn run(
+    b: &Browser,
+    base: &str,
+    target: &errata_model::Entry,
+    entries: &[errata_model::Entry],
+    site_dir: &Path,
+) {
+    let c = &b.client;
+    // Home.
+    c.goto(base).await.unwrap();
+    b.assert_accessible("home", "en").await;
+    b.shot("01-home").await;
+    b.assert_no_console_errors("home");
+
+    // Paste an English error message, as printed in a real traceback, into the home form.
+    let pasted = format!(
+        "Traceback (most recent call last):\n  File \"train.py\", line 42, in <module>\n    loss.backward()\n{}\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+        target.signature
+    );
+    let input = c.find(Locator::Css("#q-home")).await.unwrap();
+    input.send_keys(&pasted.replace('\n', " ")).await.unwrap();
+    c.find(Locator::Css(".search-big button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let hits = b.results().await;
+    let expected = format!("entries/{}.html", target.id);
+    assert!(
+        hits[0].ends_with(&expected),
+        "first hit for the pasted message: {hits:?}, expected {expected}"
+    );
+    b.assert_accessible("search", "en").await;
+    b.shot("02-search-en").await;
+    b.assert_no_console_errors("search (en)");
+
+    // Reach the entry.
+    c.find(Locator::Css("#search-results li a"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .for_url(&url::Url::parse(&format!("{base}{expected}")).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(b.h1().await, target.signature.trim());
+    b.assert_accessible("entry", "en").await;
+    b.shot("03-entry-en").await;
+    b.assert_no_console_errors("entry (en)");
+
+    // Switch language.
+    c.find(Locator::Css(".lang-switch a[hreflang=zh]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .for_url(&url::Url::parse(&format!("{base}zh/{expected}")).unwrap())
+        .await
+        .unwrap();
+    if !target.signature_zh.trim().is_empty() {
+        assert_eq!(b.h1().await, target.signature_zh.trim());
+    }
+    b.assert_accessible("entry (zh)", "zh").await;
+    b.shot("04-entry-zh").await;
+    b.assert_no_console_errors("entry (zh)");
+
+    // A Chinese query: the target's Chinese message finds it first on the Chinese site.
+    if !target.signature_zh.trim().is_empty() {
+        let q: String = target
+            .signature_zh
+            .chars()
+            .filter(|c| !c.is_ascii_punctuation())
+            .collect();
+        let url =
+            url::Url::parse_with_params(&format!("{base}zh/search.html"), &[("q", q.as_str())])
+                .unwrap();
+        c.goto(url.as_str()).await.unwrap();
+        let hits = b.results().await;
+        assert!(
+            hits[0].ends_with(&format!("zh/{expected}")),
+            "first hit for {q}: {hits:?}"
+        );
+        b.assert_accessible("search (zh)", "zh").await;
+        b.shot("05-search-zh").await;
+        b.assert_no_console_errors("search (zh)");
+    }
+
+    // Follow a transition link from an entry that has one.
+    let with_edge = entries.iter().find(|e| {
+        e.edges()
+            .any(|(_, _, id)| entries.iter().any(|x| x.id == id))
+    });
+    let with_edge = with_edge.expect("the knowledge base has at least one transition edge");
+    c.goto(&format!("{base}entries/{}.html", with_edge.id))
+        .await
+        .unwrap();
+    let link = c.find(Locator::Css("a.transition")).await.unwrap();
+    let linked_title = link.text().await.unwrap();
+    link.click().await.unwrap();
+    c.wait().for_element(Locator::Css("h1")).await.unwrap();
+    let url = c.current_url().await.unwrap();
+    assert!(
+        url.path().starts_with("/entries/")
+            && url.path() != format!("/entries/{}.html", with_edge.id),
+        "{url}"
+    );
+    assert_eq!(b.h1().await, linked_title.trim());
+    b.shot("06-transition").await;
+    b.assert_no_console_errors("transition target");
+
+    // An article, the translation status page and the 404 page.
+    if let Some(article) = walk_html(&site_dir.join("articles")).first() {
+        let rel = article
+            .strip_prefix(site_dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        c.goto(&format!("{base}{rel}")).await.unwrap();
+        b.assert_accessible("article", "en").await;
+        b.shot("07-article").await;
+        b.assert_no_console_errors("article");
+    }
+    c.goto(&format!("{base}zh/translations.html"))
+        .await
+        .unwrap();
+    b.assert_accessible("translations", "zh").await;
+    b.assert_no_console_errors("translations");
+    let missing = format!("{base}no/such/page.html");
+    c.goto(&missing).await.unwrap();
+    b.assert_accessible("404", "en").await;
+    assert_eq!(b.h1().await, "Page not found");
+    b.shot("08-404").await;
+    b.assert_no_console_errors_but("404", Some(&missing));
+
+    // The same site straight from file://: search still works (the index is a script).
+    let file_url = url::Url::from_file_path(site_dir.join("search.html")).unwrap();
+    c.goto(&format!("{file_url}?q={}", urlencode(&target.signature)))
+        .await
+        .unwrap();
+    let hits = b.results().await;
+    assert!(hits[0].ends_with(&expected), "file:// search: {hits:?}");
+    b.shot("09-file-url-search").await;
+    b.assert_no_console_errors("file:// search");
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn walk_html(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        if p.is_dir() {
+            stack.extend(
+                std::fs::read_dir(&p)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path()),
+            );
+        } else if p.extension().is_some_and(|x| x == "html") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
