@@ -7,7 +7,7 @@ use errata_load::{EntryDoc, KnowledgeBase};
 use errata_model::date::Date;
 use rayon::prelude::*;
 
-use crate::regex_index::{CompiledRegex, compile};
+use crate::regex_index::{RegexStatus, compile};
 
 pub(crate) struct Ctx<'a> {
     pub kb: &'a KnowledgeBase,
@@ -16,8 +16,12 @@ pub(crate) struct Ctx<'a> {
     pub ids: HashMap<&'a str, Vec<&'a EntryDoc>>,
     /// Article id → exists (English originals only).
     pub article_ids: HashMap<&'a str, &'a errata_load::ArticleDoc>,
-    /// Per entry (same index as `kb.entries`): its compiled regex, or why it failed.
-    pub regexes: Vec<Option<Result<CompiledRegex, String>>>,
+    /// Normalised article path → article, for resolving relative links.
+    pub article_paths: HashMap<std::path::PathBuf, &'a errata_load::ArticleDoc>,
+    /// Per entry (same index as `kb.entries`): whether its regex compiles and matches its
+    /// own signature. Compiled regexes are not kept: 10,000 of them with their search
+    /// caches would cost hundreds of megabytes.
+    pub regexes: Vec<Option<RegexStatus>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -36,14 +40,22 @@ impl<'a> Ctx<'a> {
             .filter(|a| a.lang.is_none())
             .filter_map(|a| a.path_id.as_deref().map(|id| (id, a)))
             .collect();
+        let article_paths = kb
+            .articles
+            .iter()
+            .map(|a| (crate::rules::normalize_path(&a.path), a))
+            .collect();
         let regexes = kb
             .entries
             .par_iter()
             .map(|doc| {
-                doc.entry
-                    .as_ref()
-                    .filter(|e| !e.regex.trim().is_empty())
-                    .map(|e| compile(&e.regex))
+                let e = doc.entry.as_ref().filter(|e| !e.regex.trim().is_empty())?;
+                Some(match compile(&e.regex) {
+                    Ok(re) => RegexStatus::Valid {
+                        matches_signature: re.is_match(&e.signature),
+                    },
+                    Err(why) => RegexStatus::Invalid(why),
+                })
             })
             .collect();
         Ctx {
@@ -51,6 +63,7 @@ impl<'a> Ctx<'a> {
             today,
             ids,
             article_ids,
+            article_paths,
             regexes,
         }
     }

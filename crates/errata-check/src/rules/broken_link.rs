@@ -58,7 +58,7 @@ pub(super) fn article(cx: &Ctx<'_>, doc: &ArticleDoc, out: &mut Vec<Diagnostic>)
                 );
                 continue;
             }
-            cx.kb.articles.iter().find(|a| normalize(&a.path) == target)
+            cx.article_paths.get(&target).copied()
         };
         if let (Some(anchor), Some(target)) = (anchor, target_doc)
             && !anchor.is_empty()
@@ -99,7 +99,7 @@ fn has_scheme(dest: &str) -> bool {
 }
 
 /// Lexical normalisation (`a/b/../c` → `a/c`), without touching the file system.
-fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

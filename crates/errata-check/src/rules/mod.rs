@@ -16,6 +16,7 @@ use crate::context::Ctx;
 
 mod asymmetric_edge;
 mod broken_link;
+pub(crate) use broken_link::normalize as normalize_path;
 mod code_block_no_lang;
 mod date_format;
 mod date_in_future;

@@ -10,9 +10,10 @@ use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
+use crate::regex_index::RegexStatus;
 
 pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
-    if let Some(Err(why)) = regex_of(cx, doc) {
+    if let Some(RegexStatus::Invalid(why)) = regex_status(cx, doc) {
         let first_line = why.lines().last().unwrap_or(why).trim().to_string();
         out.push(
             diag("regex-invalid", &doc.path, Anchor::Value("/regex".into()), format!("regex does not compile: {first_line}"))
@@ -21,11 +22,8 @@ pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The compiled regex of an entry, looked up by position in the knowledge base.
-pub(super) fn regex_of<'c>(
-    cx: &'c Ctx<'_>,
-    doc: &EntryDoc,
-) -> Option<&'c Result<crate::regex_index::CompiledRegex, String>> {
+/// What the context recorded about an entry's regex, looked up by its position.
+pub(super) fn regex_status<'c>(cx: &'c Ctx<'_>, doc: &EntryDoc) -> Option<&'c RegexStatus> {
     // `doc` is an element of `cx.kb.entries`: its index follows from its address.
     let base = cx.kb.entries.as_ptr() as usize;
     let i = (doc as *const EntryDoc as usize).checked_sub(base)?

@@ -7,14 +7,21 @@ use errata_load::EntryDoc;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
-use super::regex_invalid::regex_of;
+use super::regex_invalid::regex_status;
 use crate::context::Ctx;
+use crate::regex_index::RegexStatus;
 
 pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
-    let (Some(e), Some(Ok(re))) = (&doc.entry, regex_of(cx, doc)) else {
+    let (
+        Some(e),
+        Some(RegexStatus::Valid {
+            matches_signature: false,
+        }),
+    ) = (&doc.entry, regex_status(cx, doc))
+    else {
         return;
     };
-    if !e.signature.is_empty() && !re.regex.is_match(&e.signature) {
+    if !e.signature.is_empty() {
         out.push(
             diag("regex-no-match", &doc.path, Anchor::Value("/regex".into()), "regex does not match the entry's own signature")
                 .with_help("test the regex against `signature`; escape regex metacharacters such as `(` `.` `[`"),
