@@ -36,7 +36,30 @@ fn token(lang: &str) -> Option<&'static str> {
 
 /// HTML for the inside of a `<code>` element: highlighted when the language is known,
 /// else escaped plain text. Never fails: a grammar error falls back to plain text.
+///
+/// Results are memoised for the life of the process: the same snippet appears on the
+/// English page and on the Chinese page that shows the English text, and highlighting
+/// (a regex-driven grammar) is the costliest step of rendering an article.
 pub fn highlight(code: &str, lang: &str) -> String {
+    type Memo = std::sync::Mutex<std::collections::HashMap<(String, String), String>>;
+    static MEMO: OnceLock<Memo> = OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    let key = (lang.to_string(), code.to_string());
+    if let Some(hit) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return hit;
+    }
+    let html = highlight_uncached(code, lang);
+    if let Ok(mut m) = memo.lock() {
+        // Bounded: a long-running `errata serve` must not grow without limit.
+        if m.len() > 50_000 {
+            m.clear();
+        }
+        m.insert(key, html.clone());
+    }
+    html
+}
+
+fn highlight_uncached(code: &str, lang: &str) -> String {
     let set = syntaxes();
     let Some(syntax) = token(lang).and_then(|t| set.find_syntax_by_extension(t)) else {
         return escape(code);

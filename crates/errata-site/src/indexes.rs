@@ -148,7 +148,7 @@ impl Ctx<'_> {
                 "inLanguage": lang.code(), "url": crate::urls::absolute(&self.opts.base_url, &lang.file("index.html")),
             })),
         );
-        Ok((file, self.theme.render("home.html", &ctx)?))
+        Ok((file, self.theme.render(lang.code(), "home.html", &ctx)?))
     }
 
     fn list_page(
@@ -173,7 +173,7 @@ impl Ctx<'_> {
         });
         ctx.insert("heading", heading);
         ctx.insert("items", &self.list_values(&items, lang, &lang_root));
-        Ok((file, self.theme.render("list.html", &ctx)?))
+        Ok((file, self.theme.render(lang.code(), "list.html", &ctx)?))
     }
 
     pub(crate) fn domain_page(&self, domain: &str, lang: Lang) -> Result<(String, String), Error> {
@@ -253,13 +253,16 @@ impl Ctx<'_> {
             "rows",
             &rows.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
         );
-        Ok((file, self.theme.render("translations.html", &ctx)?))
+        Ok((
+            file,
+            self.theme.render(lang.code(), "translations.html", &ctx)?,
+        ))
     }
 
     pub(crate) fn search_page(&self, lang: Lang) -> Result<(String, String), Error> {
         let title = self.theme.text(lang.code(), "search_title", &[]);
         let (file, _, ctx) = self.frame_ctx(lang, "search.html", &title, &title);
-        Ok((file, self.theme.render("search.html", &ctx)?))
+        Ok((file, self.theme.render(lang.code(), "search.html", &ctx)?))
     }
 
     /// The 404 page is served for any missing path, at any depth, so its links are
@@ -276,6 +279,6 @@ impl Ctx<'_> {
                             "current": *l == lang, "href": format!("{base}{}", l.file("index.html"))}))
             .collect();
         ctx.insert("languages", &languages);
-        Ok((file, self.theme.render("404.html", &ctx)?))
+        Ok((file, self.theme.render(lang.code(), "404.html", &ctx)?))
     }
 }

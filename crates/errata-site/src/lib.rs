@@ -121,6 +121,9 @@ pub struct Rendered {
     pub pages: usize,
 }
 
+/// A site-wide file: path and bytes.
+type File = (String, Vec<u8>);
+
 enum Job<'a> {
     Entry(&'a str, Lang),
     Article(&'a str, Lang),
@@ -159,37 +162,58 @@ pub fn render(kb: &KnowledgeBase, opts: &SiteOptions) -> Result<Rendered, Error>
         jobs.extend(catalog.domains.keys().map(|d| Job::Domain(d, lang)));
         jobs.extend(catalog.tags.keys().map(|t| Job::Tag(t, lang)));
     }
-    let rendered: Vec<(String, String)> = jobs
-        .par_iter()
-        .map(|job| match *job {
-            Job::Entry(id, lang) => ctx.entry_page(id, lang),
-            Job::Article(id, lang) => ctx.article_page(id, lang),
-            Job::Domain(d, lang) => ctx.domain_page(d, lang),
-            Job::Tag(t, lang) => ctx.tag_page(t, lang),
-            Job::Home(lang) => ctx.home_page(lang),
-            Job::Translations(lang) => ctx.translations_page(lang),
-            Job::Search(lang) => ctx.search_page(lang),
-            Job::NotFound(lang) => ctx.not_found_page(lang),
-        })
-        .collect::<Result<_, _>>()?;
+    // Pages, and the site-wide files (search indexes, feeds, API) in parallel with them.
+    let (rendered, extras) = rayon::join(
+        || {
+            jobs.par_iter()
+                .map(|job| match *job {
+                    Job::Entry(id, lang) => ctx.entry_page(id, lang),
+                    Job::Article(id, lang) => ctx.article_page(id, lang),
+                    Job::Domain(d, lang) => ctx.domain_page(d, lang),
+                    Job::Tag(t, lang) => ctx.tag_page(t, lang),
+                    Job::Home(lang) => ctx.home_page(lang),
+                    Job::Translations(lang) => ctx.translations_page(lang),
+                    Job::Search(lang) => ctx.search_page(lang),
+                    Job::NotFound(lang) => ctx.not_found_page(lang),
+                })
+                .collect::<Result<Vec<(String, String)>, Error>>()
+        },
+        || -> Result<Vec<File>, Error> {
+            let parts: Vec<Result<Vec<File>, Error>> = Lang::ALL
+                .par_iter()
+                .map(|&lang| {
+                    Ok(vec![
+                        (
+                            format!("search/{}.js", lang.code()),
+                            search::build(&ctx, lang).into_bytes(),
+                        ),
+                        (
+                            lang.file("feed.xml"),
+                            machine::feed(&ctx, lang)?.into_bytes(),
+                        ),
+                    ])
+                })
+                .chain(rayon::iter::once(Ok(machine::api(&ctx))))
+                .collect();
+            let mut all = Vec::new();
+            for part in parts {
+                all.extend(part?);
+            }
+            Ok(all)
+        },
+    );
+    let rendered = rendered?;
 
     let mut files = SiteFiles::default();
     let pages = rendered.len();
     for (path, html) in rendered {
         files.insert(path, html);
     }
-    for lang in Lang::ALL {
-        files.insert(
-            format!("search/{}.js", lang.code()),
-            search::build(&ctx, lang),
-        );
-        files.insert(lang.file("feed.xml"), machine::feed(&ctx, lang)?);
+    for (path, bytes) in extras? {
+        files.insert(path, bytes);
     }
     for (name, text) in &theme.statics {
         files.insert(format!("static/{name}"), text.as_bytes());
-    }
-    for (path, bytes) in machine::api(&ctx) {
-        files.insert(path, bytes);
     }
     // Sitemap: every language-neutral page with its last-modified date from the data.
     let mut sitemap_pages: Vec<(String, String)> = vec![

@@ -64,7 +64,7 @@ pub(crate) fn sitemap(ctx: &Ctx<'_>, pages: &[(String, String)]) -> Result<Strin
         .collect();
     let mut tctx = tera::Context::new();
     tctx.insert("urls", &urls);
-    ctx.theme.render("sitemap.xml", &tctx)
+    ctx.theme.render("en", "sitemap.xml", &tctx)
 }
 
 /// `feed.xml` (and `zh/feed.xml`): the 50 most recently updated entries and articles.
@@ -86,13 +86,12 @@ pub(crate) fn feed(ctx: &Ctx<'_>, lang: Lang) -> Result<String, Error> {
         .collect();
     let mut tctx = tera::Context::new();
     tctx.insert("lang", lang.code());
-    tctx.insert("t", ctx.theme.strings(lang.code()));
     tctx.insert("feed_id", &urls::absolute(base, &lang.file("feed.xml")));
     tctx.insert("self_url", &urls::absolute(base, &lang.file("feed.xml")));
     tctx.insert("home_url", &urls::absolute(base, &lang.file("index.html")));
     tctx.insert("updated", &updated);
     tctx.insert("items", &values);
-    ctx.theme.render("feed.xml", &tctx)
+    ctx.theme.render(lang.code(), "feed.xml", &tctx)
 }
 
 /// `robots.txt`: everything may be crawled; the sitemap is named.

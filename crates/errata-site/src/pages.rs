@@ -67,7 +67,6 @@ impl Ctx<'_> {
         let frame = &Frame::new(lang, page);
         let mut ctx = tera::Context::new();
         ctx.insert("lang", frame.lang.code());
-        ctx.insert("t", self.theme.strings(frame.lang.code()));
         ctx.insert("root", &frame.root);
         ctx.insert("lang_root", &frame.lang_root);
         ctx.insert("page_title", title);
@@ -286,7 +285,10 @@ impl Ctx<'_> {
             "json_ld",
             &json_ld(&self.entry_json_ld(e, lang, title, description)),
         );
-        Ok((frame.file.clone(), self.theme.render("entry.html", &ctx)?))
+        Ok((
+            frame.file.clone(),
+            self.theme.render(lang.code(), "entry.html", &ctx)?,
+        ))
     }
 
     fn entry_json_ld(
@@ -420,7 +422,10 @@ impl Ctx<'_> {
                 "description": truncate(&summary, 300),
             })),
         );
-        Ok((frame.file.clone(), self.theme.render("article.html", &ctx)?))
+        Ok((
+            frame.file.clone(),
+            self.theme.render(lang.code(), "article.html", &ctx)?,
+        ))
     }
 
     fn source_text(&self, doc: &errata_load::ArticleDoc) -> &str {

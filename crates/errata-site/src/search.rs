@@ -14,7 +14,7 @@
 //! overlapping character bigrams (a lone CJK character is its own token), so Chinese is
 //! searchable without a dictionary. `search.js` tokenises queries the same way.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
@@ -70,17 +70,21 @@ const W_BODY: u32 = 1;
 
 struct Builder {
     docs: Vec<Value>,
-    terms: BTreeMap<String, BTreeMap<usize, u32>>,
+    /// token → (doc, weight) in doc order (documents are added one after another).
+    terms: HashMap<String, Vec<(usize, u32)>>,
     regexes: Vec<Value>,
 }
 
 impl Builder {
     fn add(&mut self, doc: usize, text: &str, weight: u32) {
         for tok in tokens(text) {
-            let w = self.terms.entry(tok).or_default().entry(doc).or_default();
-            // A term is worth its best field: a word repeated in a long body never
-            // outweighs the same word in the title.
-            *w = (*w).max(weight);
+            let postings = self.terms.entry(tok).or_default();
+            match postings.last_mut() {
+                // A term is worth its best field: a word repeated in a long body never
+                // outweighs the same word in the title.
+                Some((d, w)) if *d == doc => *w = (*w).max(weight),
+                _ => postings.push((doc, weight)),
+            }
         }
     }
 }
@@ -90,7 +94,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, lang: Lang) -> String {
     let zh = lang == Lang::Zh;
     let mut b = Builder {
         docs: Vec::new(),
-        terms: BTreeMap::new(),
+        terms: HashMap::new(),
         regexes: Vec::new(),
     };
     let kind = |k: &str| ctx.theme.text(lang.code(), &format!("kind_{k}"), &[]);
@@ -165,21 +169,34 @@ pub(crate) fn build(ctx: &Ctx<'_>, lang: Lang) -> String {
             ""
         ]));
     }
-    let terms: serde_json::Map<String, Value> = b
-        .terms
-        .into_iter()
-        .map(|(tok, postings)| {
-            let flat: Vec<Value> = postings
-                .into_iter()
-                .flat_map(|(d, w)| [json!(d), json!(w)])
-                .collect();
-            (tok, Value::Array(flat))
-        })
-        .collect();
-    let index = json!({"docs": b.docs, "terms": terms, "regexes": b.regexes});
-    let text = serde_json::to_string(&index).unwrap_or_else(|_| "{}".into());
+    // Written by hand rather than through a `Value`: a large corpus has a million
+    // postings, and one allocation per number is most of the cost. Tokens are sorted so
+    // the file is byte-identical from build to build.
+    let mut terms: Vec<(String, Vec<(usize, u32)>)> = b.terms.into_iter().collect();
+    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut out = String::with_capacity(1 << 20);
+    out.push_str("window.ERRATA_SEARCH = {\"docs\":");
+    out.push_str(&serde_json::to_string(&b.docs).unwrap_or_else(|_| "[]".into()));
+    out.push_str(",\"terms\":{");
+    for (i, (tok, postings)) in terms.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(tok).unwrap_or_else(|_| "\"\"".into()));
+        out.push_str(":[");
+        for (j, (d, w)) in postings.iter().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            out.push_str(&format!("{d},{w}"));
+        }
+        out.push(']');
+    }
+    out.push_str("},\"regexes\":");
+    out.push_str(&serde_json::to_string(&b.regexes).unwrap_or_else(|_| "[]".into()));
+    out.push_str("};\n");
     // JSON is valid JavaScript; escape `<` anyway so the file is inert if ever inlined.
-    format!("window.ERRATA_SEARCH = {};\n", text.replace('<', "\\u003c"))
+    out.replace('<', "\\u003c")
 }
 
 fn normalise(text: &str) -> String {
@@ -192,6 +209,41 @@ fn normalise(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_file_is_json_after_the_assignment() {
+        let theme = crate::theme::Theme::load(None).unwrap();
+        let data = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(data.path().join("signatures/cuda")).unwrap();
+        std::fs::write(
+            data.path().join("signatures/cuda/oom.json"),
+            r#"{"id": "cuda/oom", "signature": "CUDA error: out of memory <x>", "signature_zh": "显存不足", "regex": "out of memory"}"#,
+        )
+        .unwrap();
+        let kb = errata_load::KnowledgeBase::load(data.path()).unwrap();
+        let catalog = crate::catalog::Catalog::new(&kb);
+        let runs = crate::runs::Runs::default();
+        let opts = crate::SiteOptions::default();
+        let ctx = Ctx {
+            theme: &theme,
+            opts: &opts,
+            catalog: &catalog,
+            runs: &runs,
+            data_root: &kb.root,
+            kb: &kb,
+        };
+        let js = build(&ctx, Lang::Zh);
+        let json = js
+            .strip_prefix("window.ERRATA_SEARCH = ")
+            .and_then(|s| s.strip_suffix(";\n"))
+            .unwrap();
+        let v: Value = serde_json::from_str(json).unwrap();
+        assert_eq!(v["docs"][0][0], "entries/cuda/oom.html");
+        assert_eq!(v["terms"]["显存"], json!([0, W_TITLE]));
+        assert_eq!(v["terms"]["memory"], json!([0, W_TITLE]));
+        assert_eq!(v["regexes"][0], json!([0, "out of memory"]));
+        assert!(!js.contains('<'));
+    }
 
     #[test]
     fn english_words_and_chinese_bigrams() {

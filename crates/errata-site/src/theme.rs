@@ -49,9 +49,12 @@ const STRINGS: &[(&str, Asset)] = &[
     ("zh", asset!("i18n/zh.toml")),
 ];
 
-/// The loaded theme: a ready Tera instance, static files, and UI strings per language.
+/// The loaded theme: a ready Tera instance per language (its UI strings are that
+/// instance's global `t`, converted once rather than once per page), static files, and
+/// the UI strings themselves.
 pub(crate) struct Theme {
-    pub tera: tera::Tera,
+    /// language code → Tera with `t` set.
+    teras: BTreeMap<String, tera::Tera>,
     /// `static/<name>` → content.
     pub statics: Vec<(&'static str, String)>,
     /// language → key → text (English fills any key a language lacks).
@@ -107,8 +110,14 @@ impl Theme {
             table.extend(parse(&text, &path)?);
             strings.insert(lang.to_string(), table);
         }
+        let mut teras = BTreeMap::new();
+        for (lang, table) in &strings {
+            let mut instance = tera.clone();
+            instance.global_context().insert("t", table);
+            teras.insert(lang.clone(), instance);
+        }
         Ok(Theme {
-            tera,
+            teras,
             statics,
             strings,
         })
@@ -136,9 +145,19 @@ impl Theme {
         text
     }
 
-    /// Renders a template; errors name the template.
-    pub fn render(&self, template: &str, ctx: &tera::Context) -> Result<String, Error> {
-        self.tera.render(template, ctx).map_err(|e| {
+    /// Renders a template with the UI strings of `lang` as `t`; errors name the template.
+    pub fn render(&self, lang: &str, template: &str, ctx: &tera::Context) -> Result<String, Error> {
+        let tera = self
+            .teras
+            .get(lang)
+            .or_else(|| self.teras.get("en"))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Strings,
+                    format!("no UI strings for language {lang}"),
+                )
+            })?;
+        tera.render(template, ctx).map_err(|e| {
             Error::new(
                 ErrorKind::Template,
                 format!("rendering {template}: {}", tera_message(&e)),

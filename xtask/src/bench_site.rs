@@ -1,0 +1,161 @@
+//! `cargo xtask bench` (site part): times `errata build` on a generated corpus.
+//!
+//! Usage: `bench_site::run(&["DIR", "--runs", "3", "--bin", "target/release/errata"])`,
+//! where DIR is a data directory from `cargo xtask gen-corpus --out DIR` (or a directory
+//! holding one as `data/`). It reports
+//!
+//! 1. the full build (median of `--runs`, default 3) with the build's own phase timings
+//!    (load, check, render, write: `errata build --timings`), and
+//! 2. the rebuild after one entry changes (one entry's `root_cause` edited in a copy of
+//!    the corpus, then restored).
+//!
+//! Targets (2-core CI machine): full build of 10,000 entries + 1,000 articles < 5 s;
+//! one-entry rebuild < 300 ms. The corpus is copied to a scratch directory first, so the
+//! input is never modified.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::repo_root;
+
+pub fn run(args: &[String]) -> Result<()> {
+    let mut dir: Option<PathBuf> = None;
+    let mut runs = 3usize;
+    let mut bin: Option<PathBuf> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().with_context(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--runs" => runs = value()?.parse().context("--runs")?,
+            "--bin" => bin = Some(PathBuf::from(value()?)),
+            other if !other.starts_with('-') && dir.is_none() => dir = Some(PathBuf::from(other)),
+            other => bail!("unknown argument `{other}` (expected DIR [--runs N] [--bin PATH])"),
+        }
+    }
+    let dir = dir.context("usage: bench-site DIR [--runs N] [--bin PATH] (DIR from `cargo xtask gen-corpus --out DIR`)")?;
+    let data = if dir.join("signatures").is_dir() { dir.clone() } else { dir.join("data") };
+    if !data.join("signatures").is_dir() {
+        bail!("{} has no signatures/ (nor data/signatures/)", dir.display());
+    }
+    let bin = match bin {
+        // The build runs in a scratch directory, so a relative path must be made absolute.
+        Some(b) => b.canonicalize().with_context(|| format!("--bin {}", b.display()))?,
+        None => build_release()?,
+    };
+
+    // Work on a copy: the rebuild step edits an entry.
+    let scratch = repo_root().join("target/bench/site");
+    let _ = std::fs::remove_dir_all(&scratch);
+    let work = scratch.join("data");
+    copy_dir(&data, &work)?;
+    // `errata build` also writes the bundle, which embeds the schemas from `schema/`.
+    copy_dir(&repo_root().join("schema"), &scratch.join("schema"))?;
+    let out = scratch.join("dist");
+    let (entries, articles) = (count(&work.join("signatures"), ".json"), count(&work.join("articles"), ".md"));
+    println!("\n== site build ({entries} entries, {articles} article files) ==");
+
+    let mut times = Vec::new();
+    let mut phases = String::new();
+    for _ in 0..runs.max(1) {
+        let (t, stderr) = build(&bin, &scratch, &work, &out)?;
+        times.push(t);
+        phases = stderr;
+    }
+    times.sort();
+    let full = times[times.len() / 2];
+    println!("full build             {:>9.1} ms   (median of {}; target < 5000 ms)", ms(full), times.len());
+    for line in phases.lines().filter(|l| l.starts_with("timing:") || l.starts_with("built ")) {
+        println!("    {line}");
+    }
+
+    let entry = first_file(&work.join("signatures"))?.context("corpus has no entries")?;
+    let text = std::fs::read_to_string(&entry)?;
+    let mut value: serde_json::Value = serde_json::from_str(&text).with_context(|| entry.display().to_string())?;
+    if let Some(rc) = value.get_mut("root_cause").and_then(|v| v.as_str().map(str::to_string)) {
+        value["root_cause"] = serde_json::Value::String(format!("{rc} (edited for the rebuild benchmark)"));
+    }
+    std::fs::write(&entry, serde_json::to_string_pretty(&value)? + "\n")?;
+    let (re, stderr) = build(&bin, &scratch, &work, &out)?;
+    std::fs::write(&entry, text)?;
+    println!("rebuild after 1 entry  {:>9.1} ms   rebuild/full = {:.2}   (target < 300 ms)", ms(re), re.as_secs_f64() / full.as_secs_f64());
+    for line in stderr.lines().filter(|l| l.starts_with("timing:")) {
+        println!("    {line}");
+    }
+    Ok(())
+}
+
+fn build(bin: &Path, cwd: &Path, data: &Path, out: &Path) -> Result<(Duration, String)> {
+    let start = Instant::now();
+    let output = Command::new(bin)
+        .arg("build")
+        .arg(data)
+        .arg("--out")
+        .arg(out)
+        .arg("--timings")
+        .current_dir(cwd)
+        .env("SOURCE_DATE_EPOCH", "1767225600")
+        .output()
+        .with_context(|| format!("cannot run {}", bin.display()))?;
+    let elapsed = start.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if !output.status.success() {
+        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
+        bail!("errata build exited {:?}:\n{}", output.status.code(), tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+    }
+    Ok((elapsed, stderr))
+}
+
+fn build_release() -> Result<PathBuf> {
+    let root = repo_root();
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet", "-p", "errata"])
+        .current_dir(&root)
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("cargo build --release -p errata failed");
+    }
+    Ok(root.join("target/release/errata"))
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| to.display().to_string())?;
+    for item in std::fs::read_dir(from).with_context(|| from.display().to_string())? {
+        let item = item?;
+        let target = to.join(item.file_name());
+        if item.file_type()?.is_dir() {
+            copy_dir(&item.path(), &target)?;
+        } else {
+            std::fs::copy(item.path(), &target).with_context(|| item.path().display().to_string())?;
+        }
+    }
+    Ok(())
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() { stack.push(p) } else { out.push(p) }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn count(dir: &Path, suffix: &str) -> usize {
+    files(dir).iter().filter(|p| p.to_string_lossy().ends_with(suffix)).count()
+}
+
+fn first_file(dir: &Path) -> Result<Option<PathBuf>> {
+    Ok(files(dir).into_iter().find(|p| p.extension().is_some_and(|x| x == "json")))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
