@@ -18,6 +18,14 @@ use errata_model::{Diagnostic, Severity};
 pub struct Args {
     /// The data directory (default: `data_dir` from `errata.toml`, else `data`).
     pub path: Option<PathBuf>,
+    /// The data directory, as an option (same as PATH; for scripts such as `xtask bench`).
+    #[arg(
+        long = "data",
+        value_name = "DIR",
+        hide = true,
+        conflicts_with = "path"
+    )]
+    pub data: Option<PathBuf>,
     /// Output directory: the site goes to `<OUT>/site`, the bundle to `<OUT>/bundle`.
     #[arg(long, value_name = "DIR", default_value = "dist")]
     pub out: PathBuf,
@@ -93,7 +101,7 @@ impl Plan {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let plan = Plan::new(args.path, args.base_url)?;
+    let plan = Plan::new(args.path.or(args.data), args.base_url)?;
     let (kb, diagnostics) = plan.load_checked(args.timings)?;
     print_diagnostics(&diagnostics);
     if errata_check::has_errors(&diagnostics) {
