@@ -28,19 +28,29 @@ pub fn run(args: &[String]) -> Result<()> {
             "--entries" => entries = value()?.parse().context("--entries")?,
             "--articles" => articles = value()?.parse().context("--articles")?,
             "--quick" => quick = true,
-            other => bail!("unknown argument `{other}` (expected --entries N --articles M --quick)"),
+            other => {
+                bail!("unknown argument `{other}` (expected --entries N --articles M --quick)")
+            }
         }
     }
     let root = repo_root();
     let bin = build_release(&root)?;
     let corpus = root.join("target/bench/corpus");
     crate::gen_corpus::generate(&corpus, entries, articles, 42)?;
-    println!("corpus: {entries} entries, {articles} articles in {}", corpus.display());
+    println!(
+        "corpus: {entries} entries, {articles} articles in {}",
+        corpus.display()
+    );
 
     check_bench(&bin, &corpus)?;
     let log_mb = if quick { "64" } else { "1024" };
     let corpus_arg = corpus.to_string_lossy().into_owned();
-    crate::bench_match::run(&["--corpus".into(), corpus_arg.clone(), "--log-mb".into(), log_mb.into()])?;
+    crate::bench_match::run(&[
+        "--corpus".into(),
+        corpus_arg.clone(),
+        "--log-mb".into(),
+        log_mb.into(),
+    ])?;
     site_bench(&bin, &corpus)?;
     Ok(())
 }
@@ -60,7 +70,11 @@ fn build_release(root: &Path) -> Result<PathBuf> {
 /// Runs a command, returning its wall time and peak resident set size (bytes).
 fn measure(cmd: &mut Command) -> Result<(Duration, u64, i32)> {
     let start = Instant::now();
-    let child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().context("cannot start")?;
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("cannot start")?;
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     // SAFETY: `rusage` is plain data; wait4 fills it for our own child, which we reap here
@@ -71,7 +85,11 @@ fn measure(cmd: &mut Command) -> Result<(Duration, u64, i32)> {
     if r < 0 {
         bail!("wait4 failed: {}", std::io::Error::last_os_error());
     }
-    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
     Ok((elapsed, usage.ru_maxrss as u64 * 1024, code))
 }
 
@@ -87,37 +105,69 @@ fn check_bench(bin: &Path, corpus: &Path) -> Result<()> {
     let mut times = Vec::new();
     let mut rss = 0;
     for _ in 0..3 {
-        let (t, r, code) = measure(Command::new(bin).args(["check", "--today", "2026-11-21"]).arg(corpus))?;
+        let (t, r, code) = measure(
+            Command::new(bin)
+                .args(["check", "--today", "2026-11-21"])
+                .arg(corpus),
+        )?;
         if code != 0 {
-            bail!("errata check on the generated corpus exited {code}: the corpus must check clean");
+            bail!(
+                "errata check on the generated corpus exited {code}: the corpus must check clean"
+            );
         }
         times.push(t);
         rss = rss.max(r);
     }
     let check = median(times);
     println!("\n== check ==");
-    println!("errata check           {:>9.1} ms   peak RSS {:>6.1} MB", ms(check), rss as f64 / 1e6);
-    println!("  read all files       {:>9.1} ms   (I/O floor)   check/read = {:.1}x", ms(io), ratio(check, io));
+    println!(
+        "errata check           {:>9.1} ms   peak RSS {:>6.1} MB",
+        ms(check),
+        rss as f64 / 1e6
+    );
+    println!(
+        "  read all files       {:>9.1} ms   (I/O floor)   check/read = {:.1}x",
+        ms(io),
+        ratio(check, io)
+    );
     let py = "import json,sys,glob\nfor p in glob.glob(sys.argv[1]+'/signatures/**/*.json', recursive=True):\n    json.load(open(p))";
     if let Ok((t, _, 0)) = measure(Command::new("python3").args(["-c", py]).arg(corpus)) {
-        println!("  python json.load     {:>9.1} ms   (parse only)  check/python = {:.2}x", ms(t), ratio(check, t));
+        println!(
+            "  python json.load     {:>9.1} ms   (parse only)  check/python = {:.2}x",
+            ms(t),
+            ratio(check, t)
+        );
     }
-    println!("  target: < 1000 ms, < 300 MB  -> {}", if check < Duration::from_secs(1) && rss < 300_000_000 { "met" } else { "NOT met" });
+    println!(
+        "  target: < 1000 ms, < 300 MB  -> {}",
+        if check < Duration::from_secs(1) && rss < 300_000_000 {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
     Ok(())
 }
 
 fn site_bench(bin: &Path, corpus: &Path) -> Result<()> {
     let out = corpus.parent().unwrap_or(corpus).join("site-out");
-    let probe = Command::new(bin).args(["build", "--help"]).output().context("errata build --help")?;
+    let probe = Command::new(bin)
+        .args(["build", "--help"])
+        .output()
+        .context("errata build --help")?;
     if !probe.status.success() {
         println!("\n== build ==\n(errata build unavailable in this binary; skipped)");
         return Ok(());
     }
     let build = |extra: &[&str]| -> Result<(Duration, u64, i32)> {
         let mut cmd = Command::new(bin);
-        cmd.current_dir(corpus.parent().unwrap_or(corpus)).args(["build", "--out"]).arg(&out).args(extra);
-        cmd.env("ERRATA_DATA_DIR", corpus).env("SOURCE_DATE_EPOCH", "1767225600");
-        measure(cmd.arg("--data").arg(corpus))
+        // From the repository root: the bundle takes its schemas from `schema/`.
+        cmd.current_dir(repo_root())
+            .args(["build", "--out"])
+            .arg(&out)
+            .args(extra);
+        cmd.env("SOURCE_DATE_EPOCH", "1767225600");
+        measure(cmd.arg(corpus))
     };
     let (full, rss, code) = build(&[])?;
     println!("\n== build ==");
@@ -125,14 +175,31 @@ fn site_bench(bin: &Path, corpus: &Path) -> Result<()> {
         println!("errata build exited {code}; skipped");
         return Ok(());
     }
-    println!("full build             {:>9.1} ms   peak RSS {:>6.1} MB   (target < 5000 ms)", ms(full), rss as f64 / 1e6);
-    let entry = std::fs::read_dir(corpus.join("signatures/cuda"))?.filter_map(Result::ok).map(|e| e.path()).min();
+    println!(
+        "full build             {:>9.1} ms   peak RSS {:>6.1} MB   (target < 5000 ms)",
+        ms(full),
+        rss as f64 / 1e6
+    );
+    let entry = std::fs::read_dir(corpus.join("signatures/cuda"))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .min();
     if let Some(entry) = entry {
         let text = std::fs::read_to_string(&entry)?;
-        std::fs::write(&entry, text.replace("a prior asynchronous operation", "an earlier asynchronous operation"))?;
+        std::fs::write(
+            &entry,
+            text.replace(
+                "a prior asynchronous operation",
+                "an earlier asynchronous operation",
+            ),
+        )?;
         let (re, _, _) = build(&[])?;
         std::fs::write(&entry, text)?;
-        println!("rebuild after 1 entry  {:>9.1} ms   rebuild/full = {:.2}   (target < 300 ms)", ms(re), ratio(re, full));
+        println!(
+            "rebuild after 1 entry  {:>9.1} ms   rebuild/full = {:.2}   (target < 300 ms)",
+            ms(re),
+            ratio(re, full)
+        );
     }
     Ok(())
 }
@@ -143,7 +210,11 @@ fn all_files(dir: &Path) -> Vec<PathBuf> {
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let p = e.path();
-            if p.is_dir() { stack.push(p) } else { out.push(p) }
+            if p.is_dir() {
+                stack.push(p)
+            } else {
+                out.push(p)
+            }
         }
     }
     out
@@ -151,7 +222,10 @@ fn all_files(dir: &Path) -> Vec<PathBuf> {
 
 fn read_all(files: &[PathBuf]) -> Duration {
     let start = Instant::now();
-    let total: usize = files.iter().map(|f| std::fs::read(f).map_or(0, |b| b.len())).sum();
+    let total: usize = files
+        .iter()
+        .map(|f| std::fs::read(f).map_or(0, |b| b.len()))
+        .sum();
     std::hint::black_box(total);
     start.elapsed()
 }

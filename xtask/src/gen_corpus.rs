@@ -35,15 +35,78 @@ impl Rng {
     }
 }
 
-const SUBJECTS: &[&str] = &["kernel", "stream", "allocator", "context", "graph", "event", "tensor", "module", "launch", "copy", "peer access", "memory pool", "texture", "cublas handle", "nccl communicator"];
-const FAILURES: &[&str] = &["failed to initialize", "timed out", "ran out of memory", "hit an illegal address", "was destroyed while in use", "exceeded its resource limit", "saw a misaligned access", "was not ready", "reported an invalid value", "lost its device"];
-const ZH_SUBJECTS: &[&str] = &["内核", "流", "分配器", "上下文", "计算图", "事件", "张量", "模块", "启动", "拷贝", "对等访问", "内存池", "纹理", "句柄", "通信器"];
-const ZH_FAILURES: &[&str] = &["初始化失败", "超时", "内存不足", "访问了非法地址", "在使用中被销毁", "超出资源限制", "出现未对齐访问", "尚未就绪", "报告了无效值", "丢失了设备"];
-const CODES: &[&str] = &["cudaErrorMemoryAllocation", "cudaErrorIllegalAddress", "cudaErrorLaunchTimeout", "cudaErrorInvalidValue", "cudaErrorNotReady", "cudaErrorLaunchOutOfResources", "cudaErrorMisalignedAddress"];
+const SUBJECTS: &[&str] = &[
+    "kernel",
+    "stream",
+    "allocator",
+    "context",
+    "graph",
+    "event",
+    "tensor",
+    "module",
+    "launch",
+    "copy",
+    "peer access",
+    "memory pool",
+    "texture",
+    "cublas handle",
+    "nccl communicator",
+];
+const FAILURES: &[&str] = &[
+    "failed to initialize",
+    "timed out",
+    "ran out of memory",
+    "hit an illegal address",
+    "was destroyed while in use",
+    "exceeded its resource limit",
+    "saw a misaligned access",
+    "was not ready",
+    "reported an invalid value",
+    "lost its device",
+];
+const ZH_SUBJECTS: &[&str] = &[
+    "内核",
+    "流",
+    "分配器",
+    "上下文",
+    "计算图",
+    "事件",
+    "张量",
+    "模块",
+    "启动",
+    "拷贝",
+    "对等访问",
+    "内存池",
+    "纹理",
+    "句柄",
+    "通信器",
+];
+const ZH_FAILURES: &[&str] = &[
+    "初始化失败",
+    "超时",
+    "内存不足",
+    "访问了非法地址",
+    "在使用中被销毁",
+    "超出资源限制",
+    "出现未对齐访问",
+    "尚未就绪",
+    "报告了无效值",
+    "丢失了设备",
+];
+const CODES: &[&str] = &[
+    "cudaErrorMemoryAllocation",
+    "cudaErrorIllegalAddress",
+    "cudaErrorLaunchTimeout",
+    "cudaErrorInvalidValue",
+    "cudaErrorNotReady",
+    "cudaErrorLaunchOutOfResources",
+    "cudaErrorMisalignedAddress",
+];
 const DOMAINS: &[&str] = &["cuda", "pytorch", "nccl", "cudnn", "triton"];
 
 pub fn run(args: &[String]) -> Result<()> {
-    let (mut entries, mut articles, mut out, mut seed) = (10_000usize, 1_000usize, None::<PathBuf>, 42u64);
+    let (mut entries, mut articles, mut out, mut seed) =
+        (10_000usize, 1_000usize, None::<PathBuf>, 42u64);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().with_context(|| format!("{a} needs a value"));
@@ -52,12 +115,17 @@ pub fn run(args: &[String]) -> Result<()> {
             "--articles" => articles = value()?.parse().context("--articles")?,
             "--out" => out = Some(PathBuf::from(value()?)),
             "--seed" => seed = value()?.parse().context("--seed")?,
-            other => bail!("unknown argument `{other}` (expected --entries N --articles M --out DIR [--seed S])"),
+            other => bail!(
+                "unknown argument `{other}` (expected --entries N --articles M --out DIR [--seed S])"
+            ),
         }
     }
     let out = out.context("--out DIR is required")?;
     generate(&out, entries, articles, seed)?;
-    println!("wrote {entries} entries and {articles} articles to {}", out.display());
+    println!(
+        "wrote {entries} entries and {articles} articles to {}",
+        out.display()
+    );
     Ok(())
 }
 
@@ -67,13 +135,18 @@ pub fn generate(out: &Path, n_entries: usize, n_articles: usize, seed: u64) -> R
     for sub in ["signatures", "articles"] {
         let dir = out.join(sub);
         if dir.exists() {
-            std::fs::remove_dir_all(&dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("cannot clear {}", dir.display()))?;
         }
     }
-    let ids: Vec<String> = (0..n_entries).map(|i| format!("{}/gen-{i:05}", DOMAINS[i % DOMAINS.len()])).collect();
+    let ids: Vec<String> = (0..n_entries)
+        .map(|i| format!("{}/gen-{i:05}", DOMAINS[i % DOMAINS.len()]))
+        .collect();
     // Symmetric edges: i leads_to i+1 (so i+1 is preceded_by i) within a domain chain;
     // every 7th entry is confused with the one 5 further on, both ways.
-    let mut entries: Vec<Value> = (0..n_entries).map(|i| entry(&mut rng, i, &ids[i])).collect();
+    let mut entries: Vec<Value> = (0..n_entries)
+        .map(|i| entry(&mut rng, i, &ids[i]))
+        .collect();
     for i in 0..n_entries {
         let j = i + DOMAINS.len();
         if j < n_entries && rng.below(3) == 0 {
@@ -92,16 +165,37 @@ pub fn generate(out: &Path, n_entries: usize, n_articles: usize, seed: u64) -> R
     }
     for a in 0..n_articles {
         let domain = DOMAINS[a % DOMAINS.len()];
-        let linked: Vec<&String> = (0..3).map(|_| &ids[rng.below(n_entries.max(1))]).filter(|_| n_entries > 0).collect();
+        let linked: Vec<&String> = (0..3)
+            .map(|_| &ids[rng.below(n_entries.max(1))])
+            .filter(|_| n_entries > 0)
+            .collect();
         let mut body = String::new();
-        let _ = writeln!(body, "# Debugging note {a}\n\nThis note collects field experience with {}.\n", rng.pick(SUBJECTS));
+        let _ = writeln!(
+            body,
+            "# Debugging note {a}\n\nThis note collects field experience with {}.\n",
+            rng.pick(SUBJECTS)
+        );
         for (s, id) in linked.iter().enumerate() {
             let _ = writeln!(body, "## Case {s}: {}\n", rng.pick(FAILURES));
-            let _ = writeln!(body, "See [the entry](../../signatures/{id}.json) and [the first case](#case-0-{}).\n", slug_of(&body));
-            let _ = writeln!(body, "```python expect=ok harness=python-torch\nx = torch.zeros({})\nprint(x.sum())\n```\n", rng.below(100) + 1);
+            let _ = writeln!(
+                body,
+                "See [the entry](../../signatures/{id}.json) and [the first case](#case-0-{}).\n",
+                slug_of(&body)
+            );
+            let _ = writeln!(
+                body,
+                "```python expect=ok harness=python-torch\nx = torch.zeros({})\nprint(x.sum())\n```\n",
+                rng.below(100) + 1
+            );
         }
         if a > 0 {
-            let _ = writeln!(body, "Previous: [note {}](gen-{:04}.md#debugging-note-{}).", a - 1, a - 1, a - 1);
+            let _ = writeln!(
+                body,
+                "Previous: [note {}](gen-{:04}.md#debugging-note-{}).",
+                a - 1,
+                a - 1,
+                a - 1
+            );
         }
         let sigs: Vec<String> = linked.iter().map(|s| s.to_string()).collect();
         let text = format!(
@@ -113,11 +207,27 @@ pub fn generate(out: &Path, n_entries: usize, n_articles: usize, seed: u64) -> R
         // Articles of all domains live under their own domain; the "previous" link
         // crosses domains only when the domain repeats, so point it within the domain.
         let text = if a >= DOMAINS.len() {
-            text.replace(&format!("gen-{:04}.md#debugging-note-{}", a - 1, a - 1), &format!("gen-{:04}.md#debugging-note-{}", a - DOMAINS.len(), a - DOMAINS.len()))
+            text.replace(
+                &format!("gen-{:04}.md#debugging-note-{}", a - 1, a - 1),
+                &format!(
+                    "gen-{:04}.md#debugging-note-{}",
+                    a - DOMAINS.len(),
+                    a - DOMAINS.len()
+                ),
+            )
         } else {
-            text.lines().filter(|l| !l.starts_with("Previous:")).collect::<Vec<_>>().join("\n") + "\n"
+            text.lines()
+                .filter(|l| !l.starts_with("Previous:"))
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "\n"
         };
-        write(&out.join("articles").join(domain).join(format!("gen-{a:04}.md")), &text)?;
+        write(
+            &out.join("articles")
+                .join(domain)
+                .join(format!("gen-{a:04}.md")),
+            &text,
+        )?;
     }
     Ok(())
 }
@@ -140,13 +250,24 @@ fn entry(rng: &mut Rng, i: usize, id: &str) -> Value {
     let (s, f) = (rng.below(SUBJECTS.len()), rng.below(FAILURES.len()));
     let code = *rng.pick(CODES);
     let token = format!("E{i:05}");
-    let signature = format!("CUDA error: {} {} [{token}] ({code})", SUBJECTS[s], FAILURES[f]);
+    let signature = format!(
+        "CUDA error: {} {} [{token}] ({code})",
+        SUBJECTS[s], FAILURES[f]
+    );
     // Varied regex shapes, each specific to this entry (the token) and matching its signature.
     let regex = match i % 4 {
         0 => format!("{} {} \\[{token}\\]", SUBJECTS[s], FAILURES[f]),
-        1 => format!("(?:CUDA error: )?{} {} \\[{token}\\]", SUBJECTS[s], FAILURES[f]),
+        1 => format!(
+            "(?:CUDA error: )?{} {} \\[{token}\\]",
+            SUBJECTS[s], FAILURES[f]
+        ),
         2 => format!("\\[{token}\\] \\((cudaError[A-Za-z]+)\\)$"),
-        _ => format!("{}\\s+{}\\s+\\[E0*{}\\]", SUBJECTS[s].replace(' ', "\\s+"), FAILURES[f].replace(' ', "\\s+"), i),
+        _ => format!(
+            "{}\\s+{}\\s+\\[E0*{}\\]",
+            SUBJECTS[s].replace(' ', "\\s+"),
+            FAILURES[f].replace(' ', "\\s+"),
+            i
+        ),
     };
     let n_dead = 1 + rng.below(4);
     let n_work = 1 + rng.below(4);
@@ -157,7 +278,14 @@ fn entry(rng: &mut Rng, i: usize, id: &str) -> Value {
     let workarounds: Vec<Value> = (0..n_work)
         .map(|k| json!({"action": format!("Check the {} configuration", SUBJECTS[(s + k + 1) % SUBJECTS.len()]), "success_rate": 0.9 - (k as f64) / 10.0, "how": format!("Query the limits with `cudaDeviceGetAttribute` and compare them with the launch parameters (case {k})."), "condition": "", "sources": [source(10 + k)]}))
         .collect();
-    let workarounds_zh: Vec<Value> = (0..n_work).map(|k| Value::from(format!("检查{}的配置，并与启动参数进行比较（情况 {k}）。", ZH_SUBJECTS[(s + k + 1) % ZH_SUBJECTS.len()]))).collect();
+    let workarounds_zh: Vec<Value> = (0..n_work)
+        .map(|k| {
+            Value::from(format!(
+                "检查{}的配置，并与启动参数进行比较（情况 {k}）。",
+                ZH_SUBJECTS[(s + k + 1) % ZH_SUBJECTS.len()]
+            ))
+        })
+        .collect();
     let versions: Vec<Value> = (0..rng.below(4)).map(|v| json!({"version": format!("CUDA 12.{v}"), "introduced": format!("2023-0{}-01", v + 1), "deprecated": null, "removed": null, "behavior_change": null, "status": "active"})).collect();
     let domain = id.split('/').next().unwrap_or("cuda");
     json!({
@@ -196,7 +324,8 @@ fn entry(rng: &mut Rng, i: usize, id: &str) -> Value {
 
 fn write(path: &Path, text: &str) -> Result<()> {
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
