@@ -27,6 +27,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let plan = Plan::new(args.path, Some("/".into()))?;
+    remove_stale_scratch_dirs();
     let scratch = std::env::temp_dir().join(format!("errata-serve-{}", std::process::id()));
     let site_dir = scratch.join("site");
     rebuild(&plan, &site_dir)?;
@@ -114,4 +115,27 @@ fn walk(root: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// A server stopped with Ctrl-C (or killed) cannot remove its scratch directory; the next
+/// one removes those whose process is gone (Linux: no `/proc/<pid>`).
+fn remove_stale_scratch_dirs() {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for item in dir.flatten() {
+        let name = item.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("errata-serve-")
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(item.path());
+        }
+    }
 }
