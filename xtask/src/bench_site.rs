@@ -36,13 +36,22 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     }
     let dir = dir.context("usage: bench-site DIR [--runs N] [--bin PATH] (DIR from `cargo xtask gen-corpus --out DIR`)")?;
-    let data = if dir.join("signatures").is_dir() { dir.clone() } else { dir.join("data") };
+    let data = if dir.join("signatures").is_dir() {
+        dir.clone()
+    } else {
+        dir.join("data")
+    };
     if !data.join("signatures").is_dir() {
-        bail!("{} has no signatures/ (nor data/signatures/)", dir.display());
+        bail!(
+            "{} has no signatures/ (nor data/signatures/)",
+            dir.display()
+        );
     }
     let bin = match bin {
         // The build runs in a scratch directory, so a relative path must be made absolute.
-        Some(b) => b.canonicalize().with_context(|| format!("--bin {}", b.display()))?,
+        Some(b) => b
+            .canonicalize()
+            .with_context(|| format!("--bin {}", b.display()))?,
         None => build_release()?,
     };
 
@@ -54,7 +63,10 @@ pub fn run(args: &[String]) -> Result<()> {
     // `errata build` also writes the bundle, which embeds the schemas from `schema/`.
     copy_dir(&repo_root().join("schema"), &scratch.join("schema"))?;
     let out = scratch.join("dist");
-    let (entries, articles) = (count(&work.join("signatures"), ".json"), count(&work.join("articles"), ".md"));
+    let (entries, articles) = (
+        count(&work.join("signatures"), ".json"),
+        count(&work.join("articles"), ".md"),
+    );
     println!("\n== site build ({entries} entries, {articles} article files) ==");
 
     let mut times = Vec::new();
@@ -66,21 +78,37 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     times.sort();
     let full = times[times.len() / 2];
-    println!("full build             {:>9.1} ms   (median of {}; target < 5000 ms)", ms(full), times.len());
-    for line in phases.lines().filter(|l| l.starts_with("timing:") || l.starts_with("built ")) {
+    println!(
+        "full build             {:>9.1} ms   (median of {}; target < 5000 ms)",
+        ms(full),
+        times.len()
+    );
+    for line in phases
+        .lines()
+        .filter(|l| l.starts_with("timing:") || l.starts_with("built "))
+    {
         println!("    {line}");
     }
 
     let entry = first_file(&work.join("signatures"))?.context("corpus has no entries")?;
     let text = std::fs::read_to_string(&entry)?;
-    let mut value: serde_json::Value = serde_json::from_str(&text).with_context(|| entry.display().to_string())?;
-    if let Some(rc) = value.get_mut("root_cause").and_then(|v| v.as_str().map(str::to_string)) {
-        value["root_cause"] = serde_json::Value::String(format!("{rc} (edited for the rebuild benchmark)"));
+    let mut value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| entry.display().to_string())?;
+    if let Some(rc) = value
+        .get_mut("root_cause")
+        .and_then(|v| v.as_str().map(str::to_string))
+    {
+        value["root_cause"] =
+            serde_json::Value::String(format!("{rc} (edited for the rebuild benchmark)"));
     }
     std::fs::write(&entry, serde_json::to_string_pretty(&value)? + "\n")?;
     let (re, stderr) = build(&bin, &scratch, &work, &out)?;
     std::fs::write(&entry, text)?;
-    println!("rebuild after 1 entry  {:>9.1} ms   rebuild/full = {:.2}   (target < 300 ms)", ms(re), re.as_secs_f64() / full.as_secs_f64());
+    println!(
+        "rebuild after 1 entry  {:>9.1} ms   rebuild/full = {:.2}   (target < 300 ms)",
+        ms(re),
+        re.as_secs_f64() / full.as_secs_f64()
+    );
     for line in stderr.lines().filter(|l| l.starts_with("timing:")) {
         println!("    {line}");
     }
@@ -103,7 +131,11 @@ fn build(bin: &Path, cwd: &Path, data: &Path, out: &Path) -> Result<(Duration, S
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     if !output.status.success() {
         let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
-        bail!("errata build exited {:?}:\n{}", output.status.code(), tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+        bail!(
+            "errata build exited {:?}:\n{}",
+            output.status.code(),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
     }
     Ok((elapsed, stderr))
 }
@@ -129,7 +161,8 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
         if item.file_type()?.is_dir() {
             copy_dir(&item.path(), &target)?;
         } else {
-            std::fs::copy(item.path(), &target).with_context(|| item.path().display().to_string())?;
+            std::fs::copy(item.path(), &target)
+                .with_context(|| item.path().display().to_string())?;
         }
     }
     Ok(())
@@ -141,7 +174,11 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let p = e.path();
-            if p.is_dir() { stack.push(p) } else { out.push(p) }
+            if p.is_dir() {
+                stack.push(p)
+            } else {
+                out.push(p)
+            }
         }
     }
     out.sort();
@@ -149,11 +186,16 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn count(dir: &Path, suffix: &str) -> usize {
-    files(dir).iter().filter(|p| p.to_string_lossy().ends_with(suffix)).count()
+    files(dir)
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .count()
 }
 
 fn first_file(dir: &Path) -> Result<Option<PathBuf>> {
-    Ok(files(dir).into_iter().find(|p| p.extension().is_some_and(|x| x == "json")))
+    Ok(files(dir)
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|x| x == "json")))
 }
 
 fn ms(d: Duration) -> f64 {

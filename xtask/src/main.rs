@@ -5,6 +5,7 @@
 
 mod bench;
 mod bench_match;
+mod bench_site;
 mod gen_corpus;
 mod gen_cuda_errors;
 mod gen_torch_api;
@@ -27,6 +28,11 @@ const COMMANDS: &[Command] = &[
         name: "gen-corpus",
         summary: "write a large valid corpus: --entries N --articles M --out DIR [--seed S]",
         run: gen_corpus::run,
+    },
+    Command {
+        name: "bench-site",
+        summary: "site build benchmark with phase timings: CORPUS_DIR [--bin PATH]",
+        run: bench_site::run,
     },
     Command {
         name: "bench",
