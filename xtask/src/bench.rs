@@ -51,11 +51,17 @@ pub fn run(args: &[String]) -> Result<()> {
         "--log-mb".into(),
         log_mb.into(),
     ])?;
-    site_bench(&bin, &corpus)?;
+    // The site part copies the corpus and reports the build's own phase timings.
+    crate::bench_site::run(&[
+        corpus_arg,
+        "--bin".into(),
+        bin.to_string_lossy().into_owned(),
+    ])?;
     Ok(())
 }
 
-fn build_release(root: &Path) -> Result<PathBuf> {
+/// Builds the release `errata` binary the benchmarks time.
+pub(crate) fn build_release(root: &Path) -> Result<PathBuf> {
     let status = Command::new(env!("CARGO"))
         .args(["build", "--release", "--quiet", "-p", "errata"])
         .current_dir(root)
@@ -149,62 +155,8 @@ fn check_bench(bin: &Path, corpus: &Path) -> Result<()> {
     Ok(())
 }
 
-fn site_bench(bin: &Path, corpus: &Path) -> Result<()> {
-    let out = corpus.parent().unwrap_or(corpus).join("site-out");
-    let probe = Command::new(bin)
-        .args(["build", "--help"])
-        .output()
-        .context("errata build --help")?;
-    if !probe.status.success() {
-        println!("\n== build ==\n(errata build unavailable in this binary; skipped)");
-        return Ok(());
-    }
-    let build = |extra: &[&str]| -> Result<(Duration, u64, i32)> {
-        let mut cmd = Command::new(bin);
-        // From the repository root: the bundle takes its schemas from `schema/`.
-        cmd.current_dir(repo_root())
-            .args(["build", "--out"])
-            .arg(&out)
-            .args(extra);
-        cmd.env("SOURCE_DATE_EPOCH", "1767225600");
-        measure(cmd.arg(corpus))
-    };
-    let (full, rss, code) = build(&[])?;
-    println!("\n== build ==");
-    if code != 0 {
-        println!("errata build exited {code}; skipped");
-        return Ok(());
-    }
-    println!(
-        "full build             {:>9.1} ms   peak RSS {:>6.1} MB   (target < 5000 ms)",
-        ms(full),
-        rss as f64 / 1e6
-    );
-    let entry = std::fs::read_dir(corpus.join("signatures/cuda"))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .min();
-    if let Some(entry) = entry {
-        let text = std::fs::read_to_string(&entry)?;
-        std::fs::write(
-            &entry,
-            text.replace(
-                "a prior asynchronous operation",
-                "an earlier asynchronous operation",
-            ),
-        )?;
-        let (re, _, _) = build(&[])?;
-        std::fs::write(&entry, text)?;
-        println!(
-            "rebuild after 1 entry  {:>9.1} ms   rebuild/full = {:.2}   (target < 300 ms)",
-            ms(re),
-            ratio(re, full)
-        );
-    }
-    Ok(())
-}
-
-fn all_files(dir: &Path) -> Vec<PathBuf> {
+/// Every file under `dir`, sorted.
+pub(crate) fn all_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -217,6 +169,7 @@ fn all_files(dir: &Path) -> Vec<PathBuf> {
             }
         }
     }
+    out.sort();
     out
 }
 
@@ -230,7 +183,7 @@ fn read_all(files: &[PathBuf]) -> Duration {
     start.elapsed()
 }
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 

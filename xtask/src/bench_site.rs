@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use crate::bench::{all_files as files, build_release, ms};
 use crate::repo_root;
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -52,7 +53,7 @@ pub fn run(args: &[String]) -> Result<()> {
         Some(b) => b
             .canonicalize()
             .with_context(|| format!("--bin {}", b.display()))?,
-        None => build_release()?,
+        None => build_release(&repo_root())?,
     };
 
     // Work on a copy: the rebuild step edits an entry.
@@ -140,19 +141,6 @@ fn build(bin: &Path, cwd: &Path, data: &Path, out: &Path) -> Result<(Duration, S
     Ok((elapsed, stderr))
 }
 
-fn build_release() -> Result<PathBuf> {
-    let root = repo_root();
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--quiet", "-p", "errata"])
-        .current_dir(&root)
-        .status()
-        .context("cannot run cargo build")?;
-    if !status.success() {
-        bail!("cargo build --release -p errata failed");
-    }
-    Ok(root.join("target/release/errata"))
-}
-
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to).with_context(|| to.display().to_string())?;
     for item in std::fs::read_dir(from).with_context(|| from.display().to_string())? {
@@ -168,23 +156,6 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p)
-            } else {
-                out.push(p)
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 fn count(dir: &Path, suffix: &str) -> usize {
     files(dir)
         .iter()
@@ -196,8 +167,4 @@ fn first_file(dir: &Path) -> Result<Option<PathBuf>> {
     Ok(files(dir)
         .into_iter()
         .find(|p| p.extension().is_some_and(|x| x == "json")))
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
