@@ -44,15 +44,17 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
     let mut members: BTreeMap<String, Vec<u8>> = BTreeMap::new();
 
     // Entries, sorted by id; a duplicated id keeps its first file (the checker reports it).
-    let mut entries: BTreeMap<&str, &Value> = BTreeMap::new();
+    let mut entries: BTreeMap<&str, Value> = BTreeMap::new();
     for doc in &kb.entries {
         if let Some(entry) = &doc.entry
             && !entry.id.is_empty()
         {
-            entries.entry(entry.id.as_str()).or_insert(&doc.value);
+            entries
+                .entry(entry.id.as_str())
+                .or_insert_with(|| doc.value());
         }
     }
-    let values: Vec<&Value> = entries.values().copied().collect();
+    let values: Vec<&Value> = entries.values().collect();
     let mut json = serde_json::to_vec(&values).map_err(|e| Error::Invalid(e.to_string()))?;
     json.push(b'\n');
     members.insert(errata_consumer::ENTRIES.into(), json);

@@ -28,16 +28,17 @@ pub struct Site {
 pub fn collect(kb: &KnowledgeBase) -> Vec<Site> {
     let mut sites = Vec::new();
     for doc in &kb.entries {
+        let value = doc.value();
         let mut push = |pointer: String, value: &serde_json::Value| {
             if let Some(url) = value.as_str() {
                 push_site(&mut sites, url, &doc.path, Anchor::Value(pointer));
             }
         };
-        if let Some(value) = doc.value.get("official_doc_url") {
-            push("/official_doc_url".into(), value);
+        if let Some(url) = value.get("official_doc_url") {
+            push("/official_doc_url".into(), url);
         }
         for list in ["dead_ends", "workarounds"] {
-            let Some(items) = doc.value.get(list).and_then(|v| v.as_array()) else {
+            let Some(items) = value.get(list).and_then(|v| v.as_array()) else {
                 continue;
             };
             for (i, item) in items.iter().enumerate() {
@@ -51,7 +52,7 @@ pub fn collect(kb: &KnowledgeBase) -> Vec<Site> {
         }
     }
     for article in &kb.articles {
-        let text = kb.source(&article.path).map(|s| s.text.as_str());
+        let text = kb.source(&article.path).map(|s| &*s.text);
         for link in &article.links {
             // Point at the URL itself rather than at the `[` that opens the link.
             let written = text.and_then(|t| t.get(link.range.clone()));

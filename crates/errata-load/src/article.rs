@@ -87,7 +87,7 @@ pub(crate) fn parse_article(
     if let Some(at) = src.invalid_utf8_at {
         diags.push(invalid_utf8("unreadable", src, at));
     }
-    let text = src.text.as_str();
+    let text: &str = &src.text;
     let (front_range, body_range) = split_front_matter(text);
     let (front_value, front) = match &front_range {
         None => {

@@ -1,4 +1,5 @@
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use errata_model::{Anchor, Diagnostic, Entry};
 
@@ -11,8 +12,8 @@ pub struct EntryDoc {
     pub path: PathBuf,
     /// The id the path implies (`<domain>/<slug>` from `signatures/<domain>/<slug>.json`).
     pub path_id: Option<String>,
-    /// The JSON as written (what the schema validates).
-    pub value: serde_json::Value,
+    /// The file's text (shared with its [`SourceFile`](crate::SourceFile)).
+    text: Arc<str>,
     /// The typed entry, when the JSON has the right shape for it. `None` means the
     /// semantic rules cannot run on this file (its schema errors say why).
     pub entry: Option<Entry>,
@@ -34,30 +35,89 @@ pub(crate) fn parse_entry(
             ),
         ));
     }
-    // serde_json bounds nesting (recursion limit 128), so hostile nesting is an error, not
-    // a stack overflow, here and in everything that walks the value afterwards.
-    let value: serde_json::Value =
-        serde_json::from_str(&src.text).map_err(|e| Box::new(syntax_error(src, &e)))?;
-    let entry = Entry::deserialize_lenient(&value);
+    // The syntax pass builds nothing. It does not bound nesting either, so depth is
+    // checked first: every later parse (the typed entry here, the JSON tree the checker
+    // and the bundle parse again) then stays within serde_json's recursion limit.
+    if let Some(at) = too_deep(src.text.as_bytes()) {
+        return Err(Box::new(
+            Diagnostic::error(
+                "json-syntax",
+                &src.path,
+                Anchor::Bytes(at..at + 1),
+                format!("invalid JSON: recursion limit exceeded (more than {MAX_DEPTH} nested arrays or objects)"),
+            )
+            .with_help("entries are shallow objects; this nesting is far deeper than any entry needs"),
+        ));
+    }
+    serde_json::from_str::<serde::de::IgnoredAny>(&src.text)
+        .map_err(|e| Box::new(syntax_error(src, &e)))?;
+    // Lenient: an entry of the wrong shape (its schema errors say why) has no typed form.
+    // A repeated key is the exception: JSON readers disagree on which value wins, so the
+    // file is refused like a syntax error instead of being half-checked.
+    let entry = if src.text.trim_start().starts_with('{') {
+        match serde_json::from_str::<Entry>(&src.text) {
+            Ok(entry) => Some(entry),
+            Err(e) if e.to_string().starts_with("duplicate field") => {
+                return Err(Box::new(syntax_error(src, &e)));
+            }
+            Err(_) => None,
+        }
+    } else {
+        None
+    };
     Ok(EntryDoc {
         path: src.path.clone(),
         path_id,
-        value,
+        text: Arc::clone(&src.text),
         entry,
     })
 }
 
-trait Lenient: Sized {
-    fn deserialize_lenient(value: &serde_json::Value) -> Option<Self>;
+impl EntryDoc {
+    /// The JSON as written (what the schema validates, and what the bundle ships).
+    ///
+    /// Parsed on each call rather than kept: a parsed tree costs about five times the
+    /// text, which for 10,000 entries would dominate the checker's memory. The text
+    /// parsed when it was loaded, so this cannot fail; `Null` stands in if it ever did.
+    pub fn value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.text).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The file's text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
 }
 
-impl Lenient for Entry {
-    fn deserialize_lenient(value: &serde_json::Value) -> Option<Self> {
-        if !value.is_object() {
-            return None;
+/// serde_json's own recursion limit.
+const MAX_DEPTH: usize = 128;
+
+/// The offset of the first `[` or `{` nested deeper than [`MAX_DEPTH`], outside strings.
+fn too_deep(bytes: &[u8]) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
         }
-        serde::Deserialize::deserialize(value).ok()
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
     }
+    None
 }
 
 fn syntax_error(src: &SourceFile, e: &serde_json::Error) -> Diagnostic {
@@ -67,6 +127,8 @@ fn syntax_error(src: &SourceFile, e: &serde_json::Error) -> Diagnostic {
     let message = strip_position(&e.to_string());
     let help = if message.contains("recursion limit") {
         "entries are shallow objects; this nesting is far deeper than any entry needs"
+    } else if message.starts_with("duplicate field") {
+        "keep one of the two; JSON readers disagree on which value wins"
     } else {
         "fix the JSON syntax; a JSON-aware editor shows where it breaks"
     };

@@ -1,5 +1,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use errata_model::{Anchor, Diagnostic, Location};
 
@@ -13,8 +14,9 @@ pub struct SourceFile {
     /// The path as shown in diagnostics.
     pub path: PathBuf,
     /// The text. Invalid UTF-8 is replaced (U+FFFD) after the first invalid byte, which
-    /// is itself reported; the valid prefix keeps its offsets.
-    pub text: String,
+    /// is itself reported; the valid prefix keeps its offsets. Shared with the entry
+    /// loaded from it.
+    pub text: Arc<str>,
     /// Where the first invalid UTF-8 byte was, if any.
     pub invalid_utf8_at: Option<usize>,
     /// Line starts, for [`SourceFile::location`].
@@ -27,7 +29,7 @@ impl SourceFile {
         let lines = LineIndex::new(&text);
         SourceFile {
             path,
-            text,
+            text: text.into(),
             invalid_utf8_at: None,
             lines,
         }
@@ -134,7 +136,7 @@ pub(crate) fn read_source(fs_path: &Path, display: &Path) -> Result<SourceFile, 
     let lines = LineIndex::new(&text);
     Ok(SourceFile {
         path: display.to_path_buf(),
-        text,
+        text: text.into(),
         invalid_utf8_at,
         lines,
     })

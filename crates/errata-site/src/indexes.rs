@@ -40,7 +40,7 @@ impl Ctx<'_> {
 
     pub(crate) fn article_item(&self, id: &str, lang: Lang) -> Option<Item> {
         let a = self.catalog.articles.get(id)?;
-        let text = self.kb.source(&a.en.path).map_or("", |s| s.text.as_str());
+        let text = self.kb.source(&a.en.path).map_or("", |s| &*s.text);
         Some(Item {
             title: self.article_title(a, lang),
             page: urls::article_page(id),

@@ -13,7 +13,7 @@ pub(crate) fn api(ctx: &Ctx<'_>) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
     let mut entries = Vec::new();
     for (id, (e, doc)) in &ctx.catalog.entries {
-        let mut bytes = serde_json::to_vec_pretty(&doc.value).unwrap_or_default();
+        let mut bytes = serde_json::to_vec_pretty(&doc.value()).unwrap_or_default();
         bytes.push(b'\n');
         files.push((format!("api/v1/{id}.json"), bytes));
         entries.push(json!({

@@ -429,7 +429,7 @@ impl Ctx<'_> {
     }
 
     fn source_text(&self, doc: &errata_load::ArticleDoc) -> &str {
-        self.kb.source(&doc.path).map_or("", |s| s.text.as_str())
+        self.kb.source(&doc.path).map_or("", |s| &*s.text)
     }
 }
 

@@ -257,7 +257,7 @@ fn real_data_entry_pages_show_every_field() {
         let api: serde_json::Value =
             serde_json::from_slice(site.files.get(&format!("api/v1/{}.json", e.id)).unwrap())
                 .unwrap();
-        assert_eq!(api, doc.value);
+        assert_eq!(api, doc.value());
         checked += 1;
     }
     assert!(checked >= 2, "real data has entries");

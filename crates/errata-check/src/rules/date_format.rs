@@ -4,7 +4,9 @@
 //! `introduced`/`deprecated`/`removed`, and an article's `date`. `2025-1-5`,
 //! `Jan 5 2025` and `2025-02-30` are all reported.
 
-use errata_load::{ArticleDoc, EntryDoc};
+use errata_load::ArticleDoc;
+
+use super::EntryInput;
 use errata_model::date::Date;
 use errata_model::{Anchor, Diagnostic};
 
@@ -13,7 +15,7 @@ use crate::context::Ctx;
 
 const RULE: &str = "date-format";
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     for (pointer, value) in entry_dates(&doc.value) {
         if Date::parse(value).is_none() {
             out.push(bad(&doc.path, pointer, value));

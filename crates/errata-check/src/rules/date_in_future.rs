@@ -4,7 +4,9 @@
 //! results do not depend on the calendar). Applies to every entry date and to an
 //! article's `date`.
 
-use errata_load::{ArticleDoc, EntryDoc};
+use errata_load::ArticleDoc;
+
+use super::EntryInput;
 use errata_model::date::Date;
 use errata_model::{Anchor, Diagnostic};
 
@@ -13,7 +15,7 @@ use crate::context::Ctx;
 
 const RULE: &str = "date-in-future";
 
-pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     for (pointer, value) in entry_dates(&doc.value) {
         if let Some(d) = Date::parse(value).filter(|d| *d > cx.today) {
             out.push(future(&doc.path, pointer, d, cx.today));

@@ -4,7 +4,7 @@
 //! confirmed before it was first seen), and within each version row `introduced` ≤
 //! `deprecated` ≤ `removed`. Malformed dates are left to `date-format`.
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::date::Date;
 use errata_model::{Anchor, Diagnostic};
 
@@ -13,7 +13,7 @@ use crate::context::Ctx;
 
 const RULE: &str = "date-order";
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     let first = Date::parse(&e.first_seen);
     for (key, value) in [

@@ -5,13 +5,13 @@
 //! thing they were about to try. Write the action as a short imperative ("Add
 //! `torch.cuda.synchronize()` after the failing call").
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     for (i, d) in e.dead_ends.iter().enumerate() {
         if d.action.trim().is_empty() {

@@ -5,13 +5,13 @@
 //! `how` must say something. (Empty dead-end actions have their own rule,
 //! `empty-dead-end-action`; empty Chinese fields are `zh-missing`.)
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     let mut fields: Vec<(String, &str)> = vec![
         ("/signature".into(), &e.signature),

@@ -7,7 +7,7 @@
 //! `cudaErrorDriverNotReady`, and 804 is `cudaErrorCompatNotSupportedOnDevice`. When the
 //! name is unknown but the number is real, the help names the enumerator with that number.
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic, cuda_errors};
 
 use super::diag;
@@ -15,7 +15,7 @@ use crate::context::Ctx;
 
 const RULE: &str = "error-code-unknown";
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(code) = doc.entry.as_ref().and_then(|e| e.error_code.as_deref()) else {
         return;
     };

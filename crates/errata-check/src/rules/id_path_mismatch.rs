@@ -6,7 +6,9 @@
 //! links, the site's URLs and the bundle use, so a mismatch breaks them all. Files nested
 //! deeper or shallower than `<domain>/<slug>` are reported too.
 
-use errata_load::{ArticleDoc, EntryDoc};
+use errata_load::ArticleDoc;
+
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
@@ -14,7 +16,7 @@ use crate::context::Ctx;
 
 const RULE: &str = "id-path-mismatch";
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     match &doc.path_id {
         None => out.push(

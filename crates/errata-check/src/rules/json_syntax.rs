@@ -42,6 +42,18 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_key_is_refused_where_it_repeats() {
+        let text = "{\n  \"id\": \"cuda/a\",\n  \"regex\": \"a\",\n  \"regex\": \"b\"\n}";
+        let diags = only(
+            check_files(&[("signatures/cuda/a.json", text.to_string())]),
+            "json-syntax",
+        );
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(diags[0].message.contains("duplicate field `regex`"));
+        assert_eq!(diags[0].location.unwrap().line, 4);
+    }
+
+    #[test]
     fn invalid_utf8_points_at_the_byte() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("signatures/cuda/bin.json");

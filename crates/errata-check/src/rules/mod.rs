@@ -70,7 +70,22 @@ pub fn rule_info(id: &str) -> Option<&'static RuleInfo> {
     RULES.iter().find(|r| r.id == id)
 }
 
-type EntryRule = fn(&Ctx<'_>, &EntryDoc, &mut Vec<Diagnostic>);
+/// An entry as the per-entry rules see it: the loaded document (through `Deref`) plus
+/// its JSON as written. The JSON is parsed for the duration of this entry's check only:
+/// 10,000 parsed trees at once would cost five times the corpus text.
+pub(crate) struct EntryInput<'a> {
+    pub doc: &'a EntryDoc,
+    pub value: serde_json::Value,
+}
+
+impl std::ops::Deref for EntryInput<'_> {
+    type Target = EntryDoc;
+    fn deref(&self) -> &EntryDoc {
+        self.doc
+    }
+}
+
+type EntryRule = fn(&Ctx<'_>, &EntryInput<'_>, &mut Vec<Diagnostic>);
 type ArticleRule = fn(&Ctx<'_>, &ArticleDoc, &mut Vec<Diagnostic>);
 type CorpusRule = fn(&Ctx<'_>, &mut Vec<Diagnostic>);
 
@@ -121,9 +136,13 @@ const CORPUS_RULES: &[CorpusRule] = &[
 
 pub(crate) fn run_all(cx: &Ctx<'_>) -> Vec<Diagnostic> {
     let per_entry = cx.kb.entries.par_iter().flat_map_iter(|doc| {
+        let input = EntryInput {
+            doc,
+            value: doc.value(),
+        };
         let mut out = Vec::new();
         for rule in ENTRY_RULES {
-            rule(cx, doc, &mut out);
+            rule(cx, &input, &mut out);
         }
         out
     });

@@ -5,7 +5,9 @@
 //! an entry and the whole text of an article are scanned; the first occurrence per field
 //! is reported. Re-type the affected characters.
 
-use errata_load::{ArticleDoc, EntryDoc};
+use errata_load::ArticleDoc;
+
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
 use super::{diag, strings_with_pointers};
@@ -15,7 +17,7 @@ use crate::text::find_mojibake;
 const RULE: &str = "mojibake";
 const HELP: &str = "re-type the garbled characters (e.g. `â€™` was `’`, `Ã©` was `é`)";
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let mut strings = Vec::new();
     strings_with_pointers(&doc.value, &mut String::new(), &mut strings);
     for (pointer, text) in strings {

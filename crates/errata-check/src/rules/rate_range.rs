@@ -3,13 +3,13 @@
 //! `fail_rate`, `success_rate`, `confidence` and `fix_success_rate` are probabilities:
 //! write 0.85, not 85.
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let v = &doc.value;
     let mut rates = vec![
         ("/confidence".to_string(), v.get("confidence")),

@@ -4,14 +4,14 @@
 //! reader needs to do it (which call, where, with what arguments). A `how` whose words are
 //! the same as the action's (or contained in it) adds nothing.
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
 use crate::text::normalized_words;
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     for (i, w) in e.workarounds.iter().enumerate() {
         let (action, how) = (normalized_words(&w.action), normalized_words(&w.how));

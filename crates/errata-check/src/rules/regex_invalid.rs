@@ -5,6 +5,7 @@
 //! nesting limit of 64, and at most 4096 bytes long, so that a hostile pattern cannot
 //! exhaust a consumer's memory.
 
+use super::EntryInput;
 use errata_load::EntryDoc;
 use errata_model::{Anchor, Diagnostic};
 
@@ -12,7 +13,7 @@ use super::diag;
 use crate::context::Ctx;
 use crate::regex_index::RegexStatus;
 
-pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     if let Some(RegexStatus::Invalid(why)) = regex_status(cx, doc) {
         let first_line = why.lines().last().unwrap_or(why).trim().to_string();
         out.push(

@@ -5,12 +5,12 @@
 //! `status`) are reported at the offending key or value. Date formats and rate bounds are
 //! reported by `date-format` and `rate-range` instead.
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::Diagnostic;
 
 use crate::context::Ctx;
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     match crate::schema::entry_validator() {
         Ok(v) => crate::schema::validate(v, &doc.value, "schema", &doc.path, out),
         Err(e) => out.push(super::diag(

@@ -7,7 +7,9 @@
 //! `expct=` never silently turns verification off. `cuda:` names are also checked against
 //! the `cudaError_t` table. The same applies to an entry's `verify.annotations`.
 
-use errata_load::{ArticleDoc, EntryDoc};
+use errata_load::ArticleDoc;
+
+use super::EntryInput;
 use errata_model::snippet::{Annotations, Expect, FenceInfo};
 use errata_model::{Anchor, Diagnostic, cuda_errors};
 
@@ -31,7 +33,7 @@ pub(super) fn article(_cx: &Ctx<'_>, doc: &ArticleDoc, out: &mut Vec<Diagnostic>
     }
 }
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(verify) = doc.entry.as_ref().and_then(|e| e.verify.as_ref()) else {
         return;
     };

@@ -4,14 +4,14 @@
 //! describe behaviour that no longer exists. Re-check it and update `last_confirmed`
 //! (and `last_updated` if you changed anything).
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::date::Date;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
 
-pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(confirmed) = doc
         .entry
         .as_ref()

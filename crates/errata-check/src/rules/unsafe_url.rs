@@ -9,7 +9,9 @@
 
 use std::net::IpAddr;
 
-use errata_load::{ArticleDoc, EntryDoc};
+use errata_load::ArticleDoc;
+
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
@@ -17,7 +19,7 @@ use crate::context::Ctx;
 
 const RULE: &str = "unsafe-url";
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     let mut urls: Vec<(String, &str)> = Vec::new();
     if let Some(u) = &e.official_doc_url {

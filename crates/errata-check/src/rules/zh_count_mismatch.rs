@@ -3,13 +3,13 @@
 //! The i-th item of `workarounds_zh` is the translation of the i-th workaround; a missing
 //! or extra item shifts every translation onto the wrong workaround.
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     let (en, zh) = (e.workarounds.len(), e.workarounds_zh.len());
     if en != zh {

@@ -3,13 +3,13 @@
 //! `signature_zh`, `root_cause_zh` and every `workarounds_zh` item must hold the Simplified
 //! Chinese text that the Chinese site and `errata match --lang zh` show.
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     for (pointer, text) in zh_fields(e) {
         if text.trim().is_empty() && doc.value.pointer(&pointer).is_some() {

@@ -6,7 +6,7 @@
 //! words one unit each. "在释放张量之前调用 `torch.cuda.synchronize()`" passes; an
 //! English sentence pasted into `workarounds_zh` does not.
 
-use errata_load::EntryDoc;
+use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
@@ -17,7 +17,7 @@ use crate::text::chinese_share;
 /// Below this share of Chinese (Han characters vs English words) a `_zh` text is English.
 const MIN_CHINESE_SHARE: f64 = 0.5;
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     for (i, (pointer, text)) in zh_fields(e).into_iter().enumerate() {
         if text.trim().is_empty() {

@@ -44,7 +44,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 continue;
             }
         };
-        if formatted == src.text {
+        if *formatted == *src.text {
             continue;
         }
         unformatted += 1;

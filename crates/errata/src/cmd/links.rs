@@ -98,7 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     drop(err);
 
-    let source = |path: &std::path::Path| kb.source(path).map(|s| s.text.as_str());
+    let source = |path: &std::path::Path| kb.source(path).map(|s| &*s.text);
     let color = args.format == Format::Human
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none();

@@ -110,7 +110,7 @@ fn index_from_data(data: Option<PathBuf>) -> anyhow::Result<Index> {
         .entries
         .iter()
         .filter(|d| d.entry.as_ref().is_some_and(|e| !e.id.is_empty()))
-        .filter_map(|d| Entry::from_value(d.value.clone()).ok())
+        .filter_map(|d| Entry::from_value(d.value()).ok())
         .collect();
     entries.sort_by(|a, b| a.id.cmp(&b.id));
     entries.dedup_by(|a, b| a.id == b.id);
