@@ -1,15 +1,22 @@
 //! Run-tier classification: what a finished process printed and returned, judged
 //! against the snippet's expectation.
 //!
-//! Errors are recognised by the texts CUDA and PyTorch really print:
+//! Errors are recognised by the texts CUDA and PyTorch really print (see the recorded
+//! outputs in `tests/fixtures/recorded/`, each with the URL it was published at):
 //! - `cudaGetErrorName` names (`cudaErrorIllegalAddress`), which every errata CUDA
-//!   harness prints through `CUDA_CHECK`;
-//! - `cudaGetErrorString` strings, as PyTorch embeds them (`CUDA error: an illegal memory
-//!   access was encountered`, c10/cuda), mapped back to names by the table generated from
-//!   libcudart (`data/cuda-error-strings.tsv`);
+//!   harness prints through `CUDA_CHECK`, and which thrust, alpaka or PyTorch 2.8+
+//!   (`Search for `cudaErrorIllegalAddress' in …`) print too;
+//! - `cudaGetErrorString` strings on a line that says it reports a CUDA error, however
+//!   the program words it: PyTorch's `CUDA error: an illegal memory access was
+//!   encountered`, old PyTorch's `cuda runtime error (2) : out of memory at …`, a
+//!   program's own `CUDA error (transport particle table): too many resources requested
+//!   for launch` or CUB's `CUDA error 716 [file, 351]: misaligned address`; strings are
+//!   mapped back to names by the table generated from libcudart
+//!   (`data/cuda-error-strings.tsv`), the longest string on the line winning;
 //! - PyTorch's allocator message (`CUDA out of memory. Tried to allocate …`);
 //! - the last Python traceback's exception line (`torch.AcceleratorError: …`);
-//! - `compute-sanitizer`'s `========= ERROR SUMMARY: N errors`.
+//! - `compute-sanitizer`'s `========= ERROR SUMMARY: N errors` and `========= RACECHECK
+//!   SUMMARY: N hazards displayed (E errors, W warnings)`.
 
 use std::sync::OnceLock;
 
@@ -52,46 +59,79 @@ pub struct Observed {
     pub cuda: Option<String>,
     /// The exception of the last Python traceback.
     pub py: Option<PyException>,
-    /// compute-sanitizer's error count, when it ran.
+    /// compute-sanitizer's findings, when it ran: memcheck's (and initcheck's,
+    /// synccheck's) error count, racecheck's count of hazards displayed (errors and
+    /// warnings), the largest of its summaries.
     pub sanitizer_errors: Option<u64>,
+    /// That summary line as compute-sanitizer printed it, without its `========= `.
+    pub sanitizer_summary: Option<String>,
 }
 
 fn re(cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<&'static Regex> {
     cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()
 }
 
+/// `(name, string)` of every code but `cudaSuccess` ("no error").
+fn error_strings() -> &'static [(&'static str, &'static str)] {
+    static TABLE: OnceLock<Vec<(&'static str, &'static str)>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        CUDA_ERROR_STRINGS
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut cols = l.splitn(3, '\t');
+                let code = cols.next()?;
+                let name = cols.next()?;
+                let text = cols.next()?;
+                (code != "0").then_some((name, text))
+            })
+            .collect()
+    })
+}
+
 /// Maps a `cudaGetErrorString` text to its name.
 pub fn cuda_name_for_string(text: &str) -> Option<&'static str> {
-    CUDA_ERROR_STRINGS
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let mut cols = l.splitn(3, '\t');
-            let _code = cols.next()?;
-            Some((cols.next()?, cols.next()?))
-        })
+    error_strings()
+        .iter()
         .find(|(_, s)| *s == text)
-        .map(|(name, _)| name)
+        .map(|(name, _)| *name)
+}
+
+/// Whether `needle` (lowercase ASCII) occurs in `hay` (lowercased) as whole words.
+fn contains_words(hay: &str, needle: &str) -> bool {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    hay.match_indices(needle).any(|(i, m)| {
+        !word(hay[..i].chars().next_back()) && !word(hay[i + m.len()..].chars().next())
+    })
+}
+
+/// The first line that reports a CUDA error (`CUDA error: …`, `CUDA Error …`,
+/// `cuda runtime error (2) : …`) and holds a `cudaGetErrorString` text: that text's name.
+fn name_from_error_line(all: &str) -> Option<&'static str> {
+    all.lines().find_map(|line| {
+        let lower = line.to_ascii_lowercase();
+        if !(lower.contains("cuda error") || lower.contains("cuda runtime error")) {
+            return None;
+        }
+        error_strings()
+            .iter()
+            .filter(|(_, s)| contains_words(&lower, &s.to_ascii_lowercase()))
+            .max_by_key(|(_, s)| s.len())
+            .map(|(name, _)| *name)
+    })
 }
 
 /// Finds the errors in a run's output.
 pub fn observe(out: &RunOutput) -> Observed {
     static NAME: OnceLock<Option<Regex>> = OnceLock::new();
-    static TORCH_CUDA: OnceLock<Option<Regex>> = OnceLock::new();
     static SUMMARY: OnceLock<Option<Regex>> = OnceLock::new();
-    static RACE: OnceLock<Option<Regex>> = OnceLock::new();
     let all = format!("{}\n{}", out.stderr, out.stdout);
     let py = last_exception(&out.stderr);
     let mut cuda = re(&NAME, r"\bcuda(?:Error[A-Za-z0-9]+)\b")
         .and_then(|r| r.find(&all))
         .map(|m| m.as_str().to_string());
     if cuda.is_none() {
-        // c10/cuda: "CUDA error: " + cudaGetErrorString(err).
-        cuda = re(&TORCH_CUDA, r"CUDA error: ([^\n]+)")
-            .and_then(|r| r.captures(&all))
-            .and_then(|c| c.get(1))
-            .and_then(|m| cuda_name_for_string(m.as_str().trim()))
-            .map(str::to_string);
+        cuda = name_from_error_line(&all).map(str::to_string);
     }
     if cuda.is_none() && all.contains("CUDA out of memory. Tried to allocate") {
         // c10/cuda/CUDACachingAllocator raises torch.OutOfMemoryError with this text
@@ -100,25 +140,25 @@ pub fn observe(out: &RunOutput) -> Observed {
     }
     // memcheck ends with `ERROR SUMMARY: N errors`; racecheck may also (or instead)
     // print `RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)`: both format
-    // strings are in compute-sanitizer 13.2's binary. The larger count wins.
-    let count = |r: Option<&Regex>| -> Option<u64> {
-        r.and_then(|r| r.captures(&all))
-            .and_then(|c| c.get(1))
-            .and_then(|m| m.as_str().parse().ok())
-    };
-    let errors = count(re(&SUMMARY, r"========= ERROR SUMMARY: (\d+) errors?"));
-    let hazards = count(re(
-        &RACE,
-        r"========= RACECHECK SUMMARY: (\d+) hazards? displayed",
-    ));
-    let sanitizer_errors = match (errors, hazards) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    };
+    // strings are in compute-sanitizer 13.2's binary. Real logs indent the `=========`
+    // (CI) or hold one summary per process: the largest count wins.
+    let (sanitizer_errors, sanitizer_summary) = re(
+        &SUMMARY,
+        r"=========[ \t]+((?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: (\d+) hazards? displayed)[^\r\n]*)",
+    )
+    .into_iter()
+    .flat_map(|r| r.captures_iter(&all))
+    .filter_map(|c| {
+        let n: u64 = c.get(2).or_else(|| c.get(3))?.as_str().parse().ok()?;
+        Some((n, c.get(1)?.as_str().trim_end().to_string()))
+    })
+    .max_by_key(|(n, _)| *n)
+    .map_or((None, None), |(n, line)| (Some(n), Some(line)));
     Observed {
         cuda,
         py,
         sanitizer_errors,
+        sanitizer_summary,
     }
 }
 
@@ -188,8 +228,8 @@ fn describe(o: &Observed, out: &RunOutput) -> String {
     if let Some(c) = &o.cuda {
         parts.push(c.clone());
     }
-    if let Some(n) = o.sanitizer_errors {
-        parts.push(format!("compute-sanitizer: {n} error(s)"));
+    if let Some(summary) = &o.sanitizer_summary {
+        parts.push(format!("compute-sanitizer: {summary}"));
     }
     match (out.exit_code, out.signal) {
         (_, Some(sig)) => parts.push(format!("killed by signal {sig}")),

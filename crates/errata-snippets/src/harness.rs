@@ -10,6 +10,8 @@ pub struct Harness {
     pub name: &'static str,
     /// The language it wraps.
     pub lang: HarnessLang,
+    /// Text put before the template: [`CUDA_COMMON`] for CUDA harnesses, empty otherwise.
+    pub prelude: &'static str,
     /// The template; the fragment replaces `{{FRAGMENT}}`.
     pub template: &'static str,
     /// Compiled with `-c` only (no `main`): never linked or run.
@@ -25,29 +27,37 @@ pub enum HarnessLang {
     Python,
 }
 
+/// The includes and `CUDA_CHECK` every CUDA harness starts with
+/// (`harness/cuda-common.h`, the one copy of them).
+pub const CUDA_COMMON: &str = include_str!("../harness/cuda-common.h");
+
 /// Every harness.
 pub const HARNESSES: &[Harness] = &[
     Harness {
         name: "cuda-main",
         lang: HarnessLang::Cuda,
+        prelude: CUDA_COMMON,
         template: include_str!("../harness/cuda-main.cu"),
         object_only: false,
     },
     Harness {
         name: "cuda-prelude",
         lang: HarnessLang::Cuda,
+        prelude: CUDA_COMMON,
         template: include_str!("../harness/cuda-prelude.cu"),
         object_only: false,
     },
     Harness {
         name: "cuda-kernel",
         lang: HarnessLang::Cuda,
+        prelude: CUDA_COMMON,
         template: include_str!("../harness/cuda-kernel.cu"),
         object_only: true,
     },
     Harness {
         name: "python-torch",
         lang: HarnessLang::Python,
+        prelude: "",
         template: include_str!("../harness/python-torch.py"),
         object_only: false,
     },
@@ -81,9 +91,13 @@ pub fn lookup(name: &str, lang: &Lang) -> Result<&'static Harness, String> {
 }
 
 impl Harness {
-    /// Places `fragment` into the template.
+    /// Places `fragment` into the template, after the prelude.
     pub fn wrap(&self, fragment: &str) -> String {
-        self.template.replacen(PLACEHOLDER, fragment, 1)
+        let mut out =
+            String::with_capacity(self.prelude.len() + self.template.len() + fragment.len());
+        out.push_str(self.prelude);
+        out.push_str(&self.template.replacen(PLACEHOLDER, fragment, 1));
+        out
     }
 }
 
@@ -96,6 +110,31 @@ mod tests {
         for h in HARNESSES {
             assert_eq!(h.template.matches(PLACEHOLDER).count(), 1, "{}", h.name);
         }
+    }
+
+    #[test]
+    fn cuda_harnesses_share_one_prelude() {
+        assert!(CUDA_COMMON.contains("#define CUDA_CHECK(expr)"));
+        assert!(!CUDA_COMMON.contains(PLACEHOLDER));
+        for h in HARNESSES {
+            // The templates themselves no longer repeat it.
+            assert!(!h.template.contains("CUDA_CHECK(expr)"), "{}", h.name);
+            assert!(!h.template.contains("#include"), "{}", h.name);
+            let wrapped = h.wrap("FRAGMENT_TEXT");
+            let defines = wrapped.matches("#define CUDA_CHECK(expr)").count();
+            match h.lang {
+                HarnessLang::Cuda => {
+                    assert_eq!(defines, 1, "{}", h.name);
+                    assert!(wrapped.starts_with(CUDA_COMMON), "{}", h.name);
+                    let at = wrapped.find("FRAGMENT_TEXT").unwrap_or(0);
+                    assert!(at > wrapped.find("#define CUDA_CHECK").unwrap_or(usize::MAX));
+                }
+                HarnessLang::Python => assert_eq!(defines, 0, "{}", h.name),
+            }
+        }
+        let main = find("cuda-main").map(|h| h.wrap("CUDA_CHECK(cudaFree(0));"));
+        let main = main.unwrap_or_default();
+        assert!(main.contains("int main() {\nCUDA_CHECK(cudaFree(0));\n    return 0;\n}"));
     }
 
     #[test]
