@@ -19,9 +19,11 @@ use anyhow::{Context, Result, bail, ensure};
 
 /// The PyPI distribution that ships the CUDA runtime headers.
 const WHEEL_PACKAGE: &str = "nvidia-cuda-runtime";
-/// The pinned version of [`WHEEL_PACKAGE`]. Bump it together with [`WHEEL_SHA256`]
-/// and re-run `cargo xtask gen-cuda-errors`.
-const WHEEL_VERSION: &str = "13.5.37";
+/// The pinned version of [`WHEEL_PACKAGE`]: the CUDA version the compile tier's nvcc
+/// and runtime wheels are pinned to (one constant, so the table and the library that
+/// prints the errors agree). When it changes, update [`WHEEL_FILE`] and
+/// [`WHEEL_SHA256`] and re-run `cargo xtask gen-cuda-errors`.
+const WHEEL_VERSION: &str = errata_snippets::toolchain::CUDA_WHEEL_VERSION;
 /// The wheel is platform-specific only because of the shared libraries in it; the
 /// headers are the same everywhere, so one platform is pinned for reproducibility.
 const WHEEL_PLATFORM: &str = "manylinux2014_x86_64";

@@ -140,7 +140,7 @@ pub fn observe(out: &RunOutput) -> Observed {
     }
     // memcheck ends with `ERROR SUMMARY: N errors`; racecheck may also (or instead)
     // print `RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)`: both format
-    // strings are in compute-sanitizer 13.2's binary. Real logs indent the `=========`
+    // strings are in compute-sanitizer's binary (wheels 13.2.87 and 13.5.25). Real logs indent the `=========`
     // (CI) or hold one summary per process: the largest count wins.
     let (sanitizer_errors, sanitizer_summary) = re(
         &SUMMARY,
@@ -335,6 +335,36 @@ mod tests {
             Some("cudaErrorMemoryAllocation")
         );
         assert_eq!(cuda_name_for_string("no such text"), None);
+    }
+
+    /// The strings come from the same libcudart as errata-model's `cudaError_t` table
+    /// (`toolchain::CUDA_WHEEL_VERSION`): every code has the same name in both.
+    #[test]
+    fn error_strings_agree_with_the_cuda_error_table() {
+        let version = crate::toolchain::CUDA_WHEEL_VERSION;
+        assert!(
+            CUDA_ERROR_STRINGS.contains(&format!("nvidia-cuda-runtime {version}.")),
+            "data/cuda-error-strings.tsv is not from {version}: run `cargo xtask nvcc --error-strings`"
+        );
+        assert!(
+            errata_model::cuda_errors::CUDA_HEADER_SOURCE
+                .contains(&format!("nvidia-cuda-runtime {version} ")),
+            "errata-model's table is not from {version}: run `cargo xtask gen-cuda-errors`"
+        );
+        let mut rows = 0;
+        for line in CUDA_ERROR_STRINGS.lines().filter(|l| !l.starts_with('#')) {
+            let mut cols = line.splitn(3, '\t');
+            let code: i32 = cols.next().and_then(|c| c.parse().ok()).unwrap_or(-1);
+            let name = cols.next().unwrap_or("");
+            let known = errata_model::cuda_errors::by_code(code).map(|e| e.name);
+            assert_eq!(known, Some(name), "code {code}");
+            rows += 1;
+        }
+        let in_range = errata_model::cuda_errors::CUDA_ERRORS
+            .iter()
+            .filter(|e| (0..=1100).contains(&e.code))
+            .count();
+        assert_eq!(rows, in_range);
     }
 
     #[test]

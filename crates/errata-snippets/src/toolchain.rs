@@ -4,21 +4,31 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The CUDA release every wheel is pinned to (one release: nvcc, its front end, NVVM,
-/// the runtime and CCCL must match).
-pub const CUDA_WHEEL_VERSION: &str = "13.2.86";
+/// The CUDA release every wheel is pinned to: the versions NVIDIA's `cuda-toolkit`
+/// metapackage on PyPI requires for this release (`Requires-Dist` of
+/// `cuda-toolkit==13.5.0`), so nvcc, its front end, NVVM, the runtime and CCCL match.
+pub const CUDA_RELEASE: &str = "13.5.0";
 
-/// The wheels, all at [`CUDA_WHEEL_VERSION`].
-pub const CUDA_WHEELS: &[&str] = &[
-    "nvidia-cuda-nvcc",
-    "nvidia-nvvm",
-    "nvidia-cuda-crt",
-    "nvidia-cuda-cccl",
-    "nvidia-cuda-runtime",
+/// nvcc's, NVVM's, crt's and the runtime's version in [`CUDA_RELEASE`]. The compile tier
+/// and `cargo xtask gen-cuda-errors` (the `cudaError_t` table of `errata-model`) both
+/// use it, so the error names errata checks and the library that prints them agree.
+pub const CUDA_WHEEL_VERSION: &str = "13.5.37";
+
+/// CCCL's wheel in [`CUDA_RELEASE`]: since CUDA 13.3 it is versioned on its own
+/// (`13.<CCCL version>`, here CCCL 3.5.0), so it cannot share [`CUDA_WHEEL_VERSION`].
+pub const CCCL_WHEEL_VERSION: &str = "13.3.5.0.6";
+
+/// The wheels and their versions, all of [`CUDA_RELEASE`].
+pub const CUDA_WHEELS: &[(&str, &str)] = &[
+    ("nvidia-cuda-nvcc", CUDA_WHEEL_VERSION),
+    ("nvidia-nvvm", CUDA_WHEEL_VERSION),
+    ("nvidia-cuda-crt", CUDA_WHEEL_VERSION),
+    ("nvidia-cuda-cccl", CCCL_WHEEL_VERSION),
+    ("nvidia-cuda-runtime", CUDA_WHEEL_VERSION),
 ];
 
-/// compute-sanitizer's wheel for the same CUDA release (it is versioned on its own).
-pub const SANITIZER_WHEEL: &str = "nvidia-cuda-sanitizer-api==13.2.87";
+/// compute-sanitizer's wheel in [`CUDA_RELEASE`] (versioned on its own).
+pub const SANITIZER_WHEEL: &str = "nvidia-cuda-sanitizer-api==13.5.25";
 
 /// The GPU architecture snippets are compiled for (H100/H200).
 pub const ARCH: &str = "sm_90";
@@ -28,7 +38,7 @@ pub const ARCH: &str = "sm_90";
 pub struct Toolchain {
     /// `<cache>/cuda-<version>/nvidia/cu13`: `bin/`, `include/`, `lib/`.
     pub root: PathBuf,
-    /// `nvcc --version`'s release line, e.g. `Cuda compilation tools, release 13.2, V13.2.78`.
+    /// `nvcc --version`'s release line, e.g. `Cuda compilation tools, release 13.5, V13.5.37`.
     pub nvcc_version: String,
 }
 
@@ -46,7 +56,7 @@ impl Toolchain {
         if !dir.join("nvidia/cu13/bin/nvcc").exists() {
             let specs: Vec<String> = CUDA_WHEELS
                 .iter()
-                .map(|w| format!("{w}=={CUDA_WHEEL_VERSION}"))
+                .map(|(wheel, version)| format!("{wheel}=={version}"))
                 .collect();
             install(cache_dir, &dir, &specs, "nvidia/cu13/bin/nvcc")?;
         }
@@ -89,18 +99,19 @@ impl Toolchain {
     }
 }
 
-/// compute-sanitizer's directory (`…/nvidia/cu13/bin`), installing its
-/// wheel into `cache_dir` first if needed (network). It runs only on a GPU machine; the
-/// runner pack carries it there.
+/// compute-sanitizer's directory (`…/nvidia/cu13/compute-sanitizer`: the tool and the
+/// libraries it loads), installing its wheel into `cache_dir` first if needed (network).
+/// It runs only on a GPU machine; the runner pack carries the directory there.
 pub fn ensure_sanitizer(cache_dir: &Path) -> Result<PathBuf, String> {
     let version = SANITIZER_WHEEL.rsplit("==").next().unwrap_or("unknown");
     let dir = cache_dir.join(format!("compute-sanitizer-{version}"));
-    // The 13.2 wheel puts the tool and the one library it loads in `bin/`.
-    let tool = "nvidia/cu13/bin/compute-sanitizer";
+    // The 13.5 wheel's `bin/compute-sanitizer` is a shell script that runs
+    // `../compute-sanitizer/compute-sanitizer`, the real tool, next to its libraries.
+    let tool = "nvidia/cu13/compute-sanitizer/compute-sanitizer";
     if !dir.join(tool).exists() {
         install(cache_dir, &dir, &[SANITIZER_WHEEL.to_string()], tool)?;
     }
-    Ok(dir.join("nvidia/cu13/bin"))
+    Ok(dir.join("nvidia/cu13/compute-sanitizer"))
 }
 
 fn install(cache_dir: &Path, dir: &Path, specs: &[String], marker: &str) -> Result<(), String> {

@@ -801,7 +801,10 @@ mod run_tier {
         assert!(
             written["records"][0]["nvcc_version"]
                 .as_str()
-                .is_some_and(|s| s.contains("13.2"))
+                .is_some_and(|s| s.contains(&format!(
+                    "V{}",
+                    errata_snippets::toolchain::CUDA_WHEEL_VERSION
+                )))
         );
         assert!(written["records"][2]["python_version"].as_str().is_some());
 
