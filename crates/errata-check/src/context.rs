@@ -3,11 +3,9 @@
 
 use std::collections::HashMap;
 
+use crate::regexes::Regexes;
 use errata_load::{EntryDoc, KnowledgeBase};
 use errata_model::date::Date;
-use rayon::prelude::*;
-
-use crate::regex_index::{RegexStatus, compile};
 
 pub(crate) struct Ctx<'a> {
     pub kb: &'a KnowledgeBase,
@@ -18,10 +16,9 @@ pub(crate) struct Ctx<'a> {
     pub article_ids: HashMap<&'a str, &'a errata_load::ArticleDoc>,
     /// Normalised article path → article, for resolving relative links.
     pub article_paths: HashMap<std::path::PathBuf, &'a errata_load::ArticleDoc>,
-    /// Per entry (same index as `kb.entries`): whether its regex compiles and matches its
-    /// own signature. Compiled regexes are not kept: 10,000 of them with their search
-    /// caches would cost hundreds of megabytes.
-    pub regexes: Vec<Option<RegexStatus>>,
+    /// Every entry's regex: whether it compiles, matches its own signature, and which
+    /// signatures it matches.
+    pub regexes: Regexes,
 }
 
 impl<'a> Ctx<'a> {
@@ -45,19 +42,7 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|a| (crate::rules::normalize_path(&a.path), a))
             .collect();
-        let regexes = kb
-            .entries
-            .par_iter()
-            .map(|doc| {
-                let e = doc.entry.as_ref().filter(|e| !e.regex.trim().is_empty())?;
-                Some(match compile(&e.regex) {
-                    Ok(re) => RegexStatus::Valid {
-                        matches_signature: re.is_match(&e.signature),
-                    },
-                    Err(why) => RegexStatus::Invalid(why),
-                })
-            })
-            .collect();
+        let regexes = Regexes::new(kb);
         Ctx {
             kb,
             today,

@@ -25,7 +25,7 @@ use errata_model::{Diagnostic, Severity};
 
 mod canonical;
 mod context;
-mod regex_index;
+mod regexes;
 pub mod rules;
 mod schema;
 mod text;

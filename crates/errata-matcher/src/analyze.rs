@@ -5,8 +5,10 @@
 //! - [`line_bound`]: the same regex with `\n` removed from every class and literal, so
 //!   that no match can cross a line. The matcher then searches a whole chunk of a log at
 //!   once and still reports exactly what a line-by-line search would (like `grep`).
-//! - [`required_literals`]: a small set of strings, one of which must occur in every
-//!   match. They feed the Aho-Corasick prefilter; a regex with none always runs.
+//! - [`required_literal_sets`]: small sets of strings such that every match contains
+//!   one string of *each* set (`kernel\s+failed\s+\[E0*42\]` gives `kernel`, `failed`
+//!   and `42]`). The matcher triggers on the most selective set and confirms the others
+//!   before running the regex; a regex with none always runs.
 //! - [`specificity`]: how many characters a match must spell out literally, the main key
 //!   of the ranking (a longer fixed text names a more specific error).
 
@@ -65,11 +67,57 @@ pub(crate) fn specificity(hir: &Hir) -> u32 {
     }
 }
 
-/// Strings (ASCII lower-cased: the prefilter ignores ASCII case) one of which occurs in
-/// every match of `hir`; `None` when no such set of useful strings is known.
-pub(crate) fn required_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
-    let set = required(hir)?;
-    (quality(&set) >= MIN_LITERAL_LEN).then_some(set)
+/// A set of strings (ASCII lower-cased: the prefilter ignores ASCII case).
+pub(crate) type LiteralSet = Vec<Vec<u8>>;
+
+/// Independent requirements of `hir`: every match contains one string of each set. Only
+/// useful sets are kept (every string at least [`MIN_LITERAL_LEN`] bytes), sorted and
+/// without repeats; empty when nothing useful is known.
+pub(crate) fn required_literal_sets(hir: &Hir) -> Vec<LiteralSet> {
+    let mut sets = Vec::new();
+    collect_required(hir, &mut sets);
+    sets.retain(|set| quality(set) >= MIN_LITERAL_LEN);
+    sets.sort();
+    sets.dedup();
+    sets
+}
+
+/// Pushes every requirement found in `hir`: the pieces of a concatenation are each
+/// required, so each contributes its own set.
+fn collect_required(hir: &Hir, out: &mut Vec<LiteralSet>) {
+    if let Some(set) = exact(hir) {
+        out.push(set);
+        return;
+    }
+    match hir.kind() {
+        HirKind::Repetition(rep) if rep.min >= 1 => collect_required(&rep.sub, out),
+        HirKind::Capture(cap) => collect_required(&cap.sub, out),
+        HirKind::Alternation(_) => out.extend(required(hir)),
+        HirKind::Concat(subs) => {
+            // Runs of adjacent exactly-known pieces multiply into literals ("CUDA" then
+            // "[Ee]rror" gives "cuda error"); a piece that is not exact ends the run.
+            let mut run: Option<LiteralSet> = None;
+            for sub in subs {
+                match exact(sub) {
+                    Some(set) => {
+                        run = Some(match run.take() {
+                            None => set,
+                            Some(prefix) => product(&prefix, &set).unwrap_or_else(|| {
+                                out.push(prefix);
+                                set
+                            }),
+                        });
+                    }
+                    None => {
+                        out.extend(run.take());
+                        collect_required(sub, out);
+                    }
+                }
+            }
+            out.extend(run);
+        }
+        _ => {}
+    }
 }
 
 /// The shortest literal of a set: the prefilter is only as selective as that.
@@ -229,40 +277,45 @@ mod tests {
         regex_syntax::parse(p).unwrap()
     }
 
-    fn lits(p: &str) -> Option<Vec<String>> {
-        required_literals(&parse(p)).map(|set| {
-            set.into_iter()
-                .map(|l| String::from_utf8(l).unwrap())
-                .collect()
-        })
+    fn sets(p: &str) -> Vec<Vec<String>> {
+        required_literal_sets(&parse(p))
+            .into_iter()
+            .map(|set| {
+                set.into_iter()
+                    .map(|l| String::from_utf8(l).unwrap())
+                    .collect()
+            })
+            .collect()
     }
 
     #[test]
-    fn required_literals_pick_the_most_selective_piece() {
+    fn every_required_piece_is_its_own_set() {
         assert_eq!(
-            lits("CUDA error: out of memory"),
-            Some(vec!["cuda error: out of memory".into()])
+            sets("CUDA error: out of memory"),
+            [["cuda error: out of memory"]]
         );
         assert_eq!(
-            lits(r"Tried to allocate \d+ MiB"),
-            Some(vec!["tried to allocate ".into()])
+            sets(r"Tried to allocate \d+ MiB"),
+            [vec![" mib"], vec!["tried to allocate "]]
+        );
+        assert_eq!(sets(r"^.*device-side assert.*$"), [["device-side assert"]]);
+        assert_eq!(sets("(?i)cuda error"), [["cuda error"]]);
+        assert_eq!(sets("(out of|no) memory"), [["no memory", "out of memory"]]);
+        assert_eq!(
+            sets(r"kernel\s+failed\s+\[E0*42\]"),
+            [vec!["42]"], vec!["failed"], vec!["kernel"]]
         );
         assert_eq!(
-            lits(r"^.*device-side assert.*$"),
-            Some(vec!["device-side assert".into()])
+            sets(r"(?:CUDA error: )?kernel failed"),
+            [["kernel failed"]],
+            "an optional piece is not required"
         );
-        assert_eq!(lits("(?i)cuda error"), Some(vec!["cuda error".into()]));
-        assert_eq!(
-            lits("(out of|no) memory"),
-            Some(vec!["no memory".into(), "out of memory".into()])
-        );
-        assert_eq!(lits(r"\d+\s+\w+"), None);
-        assert_eq!(
-            lits("ab.*cd"),
-            None,
+        assert!(sets(r"\d+\s+\w+").is_empty());
+        assert!(
+            sets("ab.*cd").is_empty(),
             "two-byte literals are too weak to filter on"
         );
-        assert_eq!(lits("非法内存访问"), Some(vec!["非法内存访问".into()]));
+        assert_eq!(sets("非法内存访问"), [["非法内存访问"]]);
     }
 
     #[test]

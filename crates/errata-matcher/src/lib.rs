@@ -56,6 +56,7 @@
 #![deny(missing_docs)]
 
 mod analyze;
+mod line_regex;
 mod matcher;
 
 pub use matcher::{MAX_PATTERN_LEN, Match, Matcher, Pattern, REGEX_SIZE_LIMIT, Stats, Via};

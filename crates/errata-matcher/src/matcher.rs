@@ -2,18 +2,22 @@
 
 use std::ops::Range;
 
+use std::collections::HashMap;
+
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use regex_syntax::ParserBuilder;
 
-use crate::analyze;
+use crate::analyze::{self, LiteralSet};
+use crate::line_regex::{LineRegex, Scratch};
 
 /// Longest regex source accepted (bytes). Signatures are one line of a log.
 pub const MAX_PATTERN_LEN: usize = 4096;
 /// Compiled-program budget per regex: `(a{1000}){1000}` is refused, not built.
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
-/// Lazy-DFA cache budget per regex; the total stays bounded with 10,000 patterns.
-const DFA_SIZE_LIMIT: usize = 1 << 18;
+/// Besides the literal set that triggers a pattern, at most this many more are confirmed
+/// in the line before its regex runs.
+const MAX_CONFIRM_SETS: usize = 2;
 /// Nesting budget: deeper than any real signature regex, shallow enough to be safe.
 const NEST_LIMIT: u32 = 64;
 
@@ -74,12 +78,14 @@ pub struct Match {
 pub struct Stats {
     /// Patterns compiled.
     pub patterns: usize,
-    /// Patterns whose regex runs only when one of its literals is in the line.
+    /// Patterns whose regex runs only when its literals are in the line.
     pub prefiltered: usize,
     /// Patterns whose regex runs on every chunk (no usable literal).
     pub unfiltered: usize,
-    /// Distinct literals in the prefilter (regex literals and aliases).
+    /// Distinct literals in the prefilter (regex trigger literals and aliases).
     pub literals: usize,
+    /// Patterns that must also find a second (or third) literal in the line.
+    pub confirmed: usize,
 }
 
 /// What a prefilter literal stands for.
@@ -93,15 +99,22 @@ enum Target {
 
 #[derive(Debug)]
 struct Compiled {
-    regex: Regex,
+    /// Line-bound, and built for searching one line.
+    regex: LineRegex,
+    /// For a pattern without literals only: the same regex built for searching a whole
+    /// chunk of log (lazy DFAs and all), since nothing narrows it down to lines.
+    chunk_regex: Option<Regex>,
     specificity: u32,
     alias_specificity: Vec<u32>,
+    /// Literal sets that must each also occur in the line (ASCII lower-cased).
+    confirm: Vec<LiteralSet>,
 }
 
 /// A compiled set of patterns. Cheap to share between threads (`Sync`).
 #[derive(Debug)]
 pub struct Matcher {
-    patterns: Vec<Compiled>,
+    /// `None` for a pattern that does not compile (see [`Matcher::build`]).
+    patterns: Vec<Option<Compiled>>,
     prefilter: Option<AhoCorasick>,
     /// For each prefilter literal, what a hit on it means.
     targets: Vec<Vec<Target>>,
@@ -113,49 +126,119 @@ pub struct Matcher {
 
 impl Matcher {
     /// Compiles every pattern. Fails with every bad pattern's index and reason (syntax,
-    /// too long, too big once compiled); never panics and never allocates without bound.
+    /// too long, too big once compiled, matches the empty string); never panics and
+    /// never allocates without bound.
     pub fn new(patterns: &[Pattern]) -> Result<Matcher, Vec<(usize, String)>> {
+        let (matcher, errors) = Matcher::build(patterns)?;
+        if errors.is_empty() {
+            Ok(matcher)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Compiles every pattern that can be compiled, and returns the others' indices and
+    /// reasons beside the matcher: a bad pattern never matches, the rest work. This is
+    /// what the checker uses (it reports each bad regex and checks the others). Fails
+    /// only when the patterns cannot be combined at all.
+    #[allow(clippy::type_complexity)]
+    pub fn build(
+        patterns: &[Pattern],
+    ) -> Result<(Matcher, Vec<(usize, String)>), Vec<(usize, String)>> {
         let mut errors = Vec::new();
+        let mut analysed = Vec::with_capacity(patterns.len());
+        for (i, result) in compile_all(patterns).into_iter().enumerate() {
+            match result {
+                Ok(c) => analysed.push(Some(c)),
+                Err(e) => {
+                    errors.push((i, e));
+                    analysed.push(None);
+                }
+            }
+        }
+
+        // A set triggers its pattern wherever one of its strings occurs, so the set whose
+        // strings the fewest other patterns share is the most selective trigger; the
+        // next ones are confirmed in the line before the regex runs.
+        let mut shared: HashMap<Vec<u8>, usize> = HashMap::new();
+        for c in analysed.iter().flatten() {
+            let mut mine: Vec<&Vec<u8>> = c.sets.iter().flatten().collect();
+            mine.sort_unstable();
+            mine.dedup();
+            for lit in mine {
+                *shared.entry(lit.clone()).or_default() += 1;
+            }
+        }
+        let cost = |set: &LiteralSet| {
+            let widest = set.iter().map(|l| shared.get(l).copied().unwrap_or(0));
+            let shortest = set.iter().map(Vec::len).min().unwrap_or(0);
+            (
+                widest.max().unwrap_or(0),
+                std::cmp::Reverse(shortest),
+                set.len(),
+            )
+        };
+
         let mut compiled = Vec::with_capacity(patterns.len());
         let mut literals: Vec<(Vec<u8>, Target)> = Vec::new();
         let mut unfiltered = Vec::new();
         let mut unfiltered_src = Vec::new();
-        for (i, pattern) in patterns.iter().enumerate() {
-            match compile(&pattern.regex) {
-                Ok((regex, source, specificity, required)) => {
-                    match required {
-                        Some(set) => {
-                            literals.extend(set.into_iter().map(|l| (l, Target::Verify(i))))
-                        }
-                        None => {
-                            unfiltered.push(i);
-                            unfiltered_src.push(source);
-                        }
-                    }
-                    let mut alias_specificity = Vec::with_capacity(pattern.aliases.len());
-                    for (a, alias) in pattern.aliases.iter().enumerate() {
-                        // An alias widens what finds the entry; it never makes the entry more
-                        // specific than its regex says it is.
-                        alias_specificity.push((alias.chars().count() as u32).min(specificity));
-                        // An alias is one line of text; an empty one would match everything.
-                        if !alias.trim().is_empty() && !alias.contains('\n') {
-                            literals
-                                .push((alias.as_bytes().to_ascii_lowercase(), Target::Alias(i, a)));
-                        }
-                    }
-                    compiled.push(Compiled {
-                        regex,
-                        specificity,
-                        alias_specificity,
-                    });
+        for (i, (pattern, analysed)) in patterns.iter().zip(analysed).enumerate() {
+            let Some(Analysed {
+                regex,
+                hir,
+                specificity,
+                mut sets,
+            }) = analysed
+            else {
+                compiled.push(None);
+                continue;
+            };
+            sets.sort_by_cached_key(|set| cost(set));
+            let mut sets = sets.into_iter();
+            let mut chunk_regex = None;
+            match sets.next() {
+                Some(trigger) => {
+                    literals.extend(trigger.into_iter().map(|l| (l, Target::Verify(i))));
                 }
-                Err(e) => errors.push((i, e)),
+                None => {
+                    let source = hir.to_string();
+                    match RegexBuilder::new(&source)
+                        .size_limit(REGEX_SIZE_LIMIT)
+                        .nest_limit(NEST_LIMIT * 2)
+                        .build()
+                    {
+                        Ok(re) => chunk_regex = Some(re),
+                        Err(e) => {
+                            errors.push((i, e.to_string()));
+                            compiled.push(None);
+                            continue;
+                        }
+                    }
+                    unfiltered.push(i);
+                    unfiltered_src.push(source);
+                }
             }
+            let confirm: Vec<LiteralSet> = sets.take(MAX_CONFIRM_SETS).collect();
+            let mut alias_specificity = Vec::with_capacity(pattern.aliases.len());
+            for (a, alias) in pattern.aliases.iter().enumerate() {
+                // An alias widens what finds the entry; it never makes the entry more
+                // specific than its regex says it is.
+                alias_specificity.push((alias.chars().count() as u32).min(specificity));
+                // An alias is one line of text; an empty one would match everything.
+                if !alias.trim().is_empty() && !alias.contains('\n') {
+                    literals.push((alias.as_bytes().to_ascii_lowercase(), Target::Alias(i, a)));
+                }
+            }
+            compiled.push(Some(Compiled {
+                regex,
+                chunk_regex,
+                specificity,
+                alias_specificity,
+                confirm,
+            }));
         }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        let prefiltered = compiled.len() - unfiltered.len();
+        let prefiltered = compiled.iter().flatten().count() - unfiltered.len();
         let unfiltered_set = if unfiltered_src.is_empty() {
             None
         } else {
@@ -199,14 +282,15 @@ impl Matcher {
                 .map_err(|e| vec![(0, format!("the prefilter does not build: {e}"))])?;
             Some(ac)
         };
-        Ok(Matcher {
+        let matcher = Matcher {
             patterns: compiled,
             prefilter,
             targets,
             unfiltered,
             unfiltered_set,
             prefiltered,
-        })
+        };
+        Ok((matcher, errors))
     }
 
     /// Number of patterns.
@@ -219,9 +303,23 @@ impl Matcher {
         self.patterns.is_empty()
     }
 
-    /// The specificity of pattern `i`'s regex (see [`Match::specificity`]).
+    /// The specificity of pattern `i`'s regex (see [`Match::specificity`]); `None` for
+    /// a pattern that did not compile.
     pub fn specificity(&self, i: usize) -> Option<u32> {
-        self.patterns.get(i).map(|p| p.specificity)
+        self.patterns.get(i)?.as_ref().map(|p| p.specificity)
+    }
+
+    /// Whether pattern `i`'s regex (alone, line-bound, without its aliases) matches
+    /// somewhere in `text`. `false` for a pattern that did not compile.
+    pub fn is_match(&self, i: usize, text: &str) -> bool {
+        self.patterns
+            .get(i)
+            .and_then(Option::as_ref)
+            .is_some_and(|p| {
+                p.regex
+                    .find(text.as_bytes(), &mut Scratch::default())
+                    .is_some()
+            })
     }
 
     /// Numbers about this matcher.
@@ -231,6 +329,12 @@ impl Matcher {
             prefiltered: self.prefiltered,
             unfiltered: self.unfiltered.len(),
             literals: self.targets.len(),
+            confirmed: self
+                .patterns
+                .iter()
+                .flatten()
+                .filter(|p| !p.confirm.is_empty())
+                .count(),
         }
     }
 
@@ -271,8 +375,14 @@ impl Matcher {
         if let Some(set) = &self.unfiltered_set {
             for k in set.matches(text).iter() {
                 let p = self.unfiltered[k];
+                let Some(re) = self.patterns[p]
+                    .as_ref()
+                    .and_then(|c| c.chunk_regex.as_ref())
+                else {
+                    continue;
+                };
                 // Regexes are line-bound, so each match lies in one line.
-                for m in self.patterns[p].regex.find_iter(text) {
+                for m in re.find_iter(text) {
                     hits.push((
                         m.start(),
                         Hit {
@@ -323,6 +433,8 @@ impl Matcher {
             .map(|(_, h)| (target_pattern(h.target), h.clone()))
             .collect();
         candidates.sort_by_key(|(p, h)| (*p, target_key(h.target), h.span.start));
+        let mut lowered = LoweredLine::default();
+        let mut scratch = Scratch::default();
         let mut k = 0;
         while k < candidates.len() {
             let p = candidates[k].0;
@@ -330,18 +442,27 @@ impl Matcher {
             while end < candidates.len() && candidates[end].0 == p {
                 end += 1;
             }
-            let compiled = &self.patterns[p];
             let group = &candidates[k..end];
-            // The regex first (it gives the real span); an alias if the regex does not match.
-            let regex_match = group
+            k = end;
+            let Some(compiled) = &self.patterns[p] else {
+                continue;
+            };
+            let line_text = &text[range.clone()];
+            // The regex first (it gives the real span), once its other required literals
+            // are confirmed in the line; an alias if the regex does not match.
+            let regex_match = (group
                 .iter()
                 .any(|(_, h)| matches!(h.target, Target::Verify(_)))
-                .then(|| {
-                    compiled
-                        .regex
-                        .find(&text[range.clone()])
-                        .map(|m| range.start + m.start()..range.start + m.end())
-                });
+                && compiled
+                    .confirm
+                    .iter()
+                    .all(|set| lowered.contains_any(line_text, set)))
+            .then(|| {
+                compiled
+                    .regex
+                    .find(line_text, &mut scratch)
+                    .map(|m| range.start + m.start..range.start + m.end)
+            });
             let best_alias = group
                 .iter()
                 .filter_map(|(_, h)| match h.target {
@@ -368,7 +489,6 @@ impl Matcher {
                 (r, a) => r.or(a),
             };
             out.extend(chosen);
-            k = end;
         }
     }
 }
@@ -402,10 +522,50 @@ fn rank(a: &Match, b: &Match) -> std::cmp::Ordering {
         .then_with(|| a.pattern.cmp(&b.pattern))
 }
 
-/// Parses, checks and compiles one regex: (regex, line-bound source, specificity,
-/// prefilter literals).
-#[allow(clippy::type_complexity)]
-fn compile(pattern: &str) -> Result<(Regex, String, u32, Option<Vec<Vec<u8>>>), String> {
+/// What one regex compiles to, before the prefilter is planned.
+struct Analysed {
+    regex: LineRegex,
+    /// The line-bound syntax tree (for patterns without literals, compiled again for
+    /// whole chunks).
+    hir: regex_syntax::hir::Hir,
+    specificity: u32,
+    sets: Vec<LiteralSet>,
+}
+
+/// [`compile`] for every pattern, in order, on all cores (10,000 regexes take a quarter
+/// of a second on one).
+fn compile_all(patterns: &[Pattern]) -> Vec<Result<Analysed, String>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = patterns.len().div_ceil(threads).max(256);
+    if patterns.len() <= chunk {
+        return patterns.iter().map(|p| compile(&p.regex)).collect();
+    }
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = patterns
+            .chunks(chunk)
+            .map(|part| {
+                let worker =
+                    scope.spawn(move || part.iter().map(|p| compile(&p.regex)).collect::<Vec<_>>());
+                (part.len(), worker)
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|(n, worker)| {
+                // A panic in a worker is a bug in the regex engine: each of its patterns
+                // is reported rather than the caller aborted.
+                worker.join().unwrap_or_else(|_| {
+                    (0..n)
+                        .map(|_| Err("the regex compiler panicked".into()))
+                        .collect()
+                })
+            })
+            .collect()
+    })
+}
+
+/// Parses, checks and compiles one regex.
+fn compile(pattern: &str) -> Result<Analysed, String> {
     if pattern.len() > MAX_PATTERN_LEN {
         return Err(format!(
             "regex is {} bytes long; the limit is {MAX_PATTERN_LEN}",
@@ -424,23 +584,37 @@ fn compile(pattern: &str) -> Result<(Regex, String, u32, Option<Vec<Vec<u8>>>), 
         .map_err(|e| e.to_string())?;
     let hir = analyze::line_bound(hir);
     let specificity = analyze::specificity(&hir);
-    let required = analyze::required_literals(&hir);
-    let source = hir.to_string();
-    let regex = RegexBuilder::new(&source)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(DFA_SIZE_LIMIT)
-        .nest_limit(NEST_LIMIT * 2)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::CompiledTooBig(limit) => {
-                format!("regex compiles to more than {limit} bytes; simplify its repetitions")
-            }
-            other => other.to_string(),
-        })?;
-    if regex.is_match(b"") {
+    let sets = analyze::required_literal_sets(&hir);
+    let regex = LineRegex::new(&hir, REGEX_SIZE_LIMIT)?;
+    if regex.find(b"", &mut Scratch::default()).is_some() {
         return Err("regex matches the empty string (it would match every line)".into());
     }
-    Ok((regex, source, specificity, required))
+    Ok(Analysed {
+        regex,
+        hir,
+        specificity,
+        sets,
+    })
+}
+
+/// A line, ASCII lower-cased on first use, for confirming required literals (which are
+/// stored lower-cased, as the ASCII-case-insensitive prefilter sees them).
+#[derive(Default)]
+struct LoweredLine {
+    text: Vec<u8>,
+    ready: bool,
+}
+
+impl LoweredLine {
+    fn contains_any(&mut self, line: &[u8], set: &LiteralSet) -> bool {
+        if !self.ready {
+            self.text.clear();
+            self.text.extend(line.iter().map(u8::to_ascii_lowercase));
+            self.ready = true;
+        }
+        set.iter()
+            .any(|lit| memchr::memmem::find(&self.text, lit).is_some())
+    }
 }
 
 /// Maps byte offsets to lines, walking forward only (offsets come in order).

@@ -147,3 +147,68 @@ fn many_patterns_find_their_own_text_first() {
         assert_eq!(found.len(), 3, "{text}: {found:?}");
     }
 }
+
+#[test]
+fn the_prefilter_never_changes_what_matches() {
+    // Regexes that share their leading and trailing words (the shapes of a large real
+    // corpus), so triggers and confirmations are chosen among common literals.
+    let subjects = ["kernel", "stream", "device", "context"];
+    let failures = ["failed", "timed out", "was not ready"];
+    let mut patterns = vec![
+        Pattern::new(r"(?i)cuda error: \w+"),
+        Pattern::new(r"\d+ MiB"),
+    ];
+    for i in 0..240 {
+        let (s, f) = (subjects[i % 4], failures[i % 3]);
+        patterns.push(Pattern::new(match i % 4 {
+            0 => format!(r"{s} {f} \[E{i:05}\]"),
+            1 => format!(r"(?:CUDA error: )?{s} {f} \[E{i:05}\]"),
+            2 => format!(r"\[E{i:05}\] \((cudaError[A-Za-z]+)\)$"),
+            _ => format!(
+                r"{}\s+{}\s+\[E0*{i}\]",
+                s.replace(' ', r"\s+"),
+                f.replace(' ', r"\s+")
+            ),
+        }));
+    }
+    let mut log = String::new();
+    for i in 0..300 {
+        let (s, f) = (subjects[i % 4], failures[(i / 2) % 3]);
+        log.push_str(&format!(
+            "CUDA error: {s} {f} [E{i:05}] (cudaErrorLaunchFailure)\n"
+        ));
+        log.push_str(&format!("cuda ERROR: {s}  {f}\t[E{:05}]\r\n", i * 7 % 300));
+        log.push_str(&format!("{s} {f} [E{i}] then 12 MiB freed\n"));
+        log.push_str("nothing to see here\n");
+    }
+    let m = matcher(&patterns);
+    assert!(m.stats().confirmed > 0, "{:?}", m.stats());
+    let mut got = Vec::new();
+    m.scan(log.as_bytes(), |x| got.push((x.line, x.pattern)));
+    got.sort_unstable();
+
+    let naive: Vec<regex::Regex> = patterns
+        .iter()
+        .map(|p| {
+            regex::RegexBuilder::new(&p.regex)
+                .multi_line(true)
+                .crlf(true)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    let mut want = Vec::new();
+    for (line, text) in log.split('\n').enumerate() {
+        for (p, re) in naive.iter().enumerate() {
+            if re.is_match(text) {
+                want.push((line, p));
+            }
+        }
+    }
+    assert!(
+        want.len() > 600,
+        "the log should match often: {}",
+        want.len()
+    );
+    assert_eq!(got, want);
+}

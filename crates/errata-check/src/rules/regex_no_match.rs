@@ -9,7 +9,7 @@ use errata_model::{Anchor, Diagnostic};
 use super::diag;
 use super::regex_invalid::regex_status;
 use crate::context::Ctx;
-use crate::regex_index::RegexStatus;
+use crate::regexes::RegexStatus;
 
 pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let (

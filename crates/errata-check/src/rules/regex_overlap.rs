@@ -2,54 +2,28 @@
 //!
 //! When two entries' regexes match the same message, a log scanner reports both and the
 //! reader must guess. Make the regexes more specific (anchor them, include the
-//! distinguishing words) or merge the entries. Uses a literal prefilter, so checking
-//! 10,000 entries against each other stays fast.
-
-use std::collections::BTreeMap;
+//! distinguishing words) or merge the entries. Regexes are matched as a log scanner
+//! matches them (`errata match`, the consumer crate): one line at a time, with the same
+//! literal prefilter, so checking 10,000 entries against each other stays fast.
 
 use errata_model::{Anchor, Diagnostic};
 use rayon::prelude::*;
 
 use super::diag;
 use crate::context::Ctx;
-use crate::regex_index::{LiteralIndex, RegexStatus, compile};
 
 pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
     let entries = &cx.kb.entries;
-    let valid =
-        cx.regexes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, status)| match (status, &entries[i].entry) {
-                (Some(RegexStatus::Valid { .. }), Some(e)) => Some((i, e.regex.as_str())),
-                _ => None,
-            });
-    let index = LiteralIndex::new(valid);
-    // regex owner → the other entries whose signature contains one of its literals.
-    let mut candidates: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (j, doc) in entries.iter().enumerate() {
-        let Some(target) = doc.entry.as_ref().filter(|e| !e.signature.is_empty()) else {
-            continue;
-        };
-        for i in index.candidates(&target.signature) {
-            let same = entries[i]
-                .entry
-                .as_ref()
-                .is_some_and(|owner| owner.id == target.id);
-            if i != j && !same {
-                candidates.entry(i).or_default().push(j);
-            }
-        }
-    }
-    // Only regexes with candidates are compiled again, each once.
-    let found: Vec<Diagnostic> = candidates
-        .into_par_iter()
-        .flat_map_iter(|(i, targets)| {
-            let owner = entries[i].entry.as_ref();
-            let regex = owner.and_then(|e| compile(&e.regex).ok());
-            targets.into_iter().filter_map(move |j| {
-                let target = entries[j].entry.as_ref()?;
-                regex.as_ref()?.is_match(&target.signature).then(|| {
+    let found: Vec<Diagnostic> = entries
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(j, doc)| {
+            let target = doc.entry.as_ref().filter(|e| !e.signature.is_empty());
+            let owners = target.map_or_else(Vec::new, |t| cx.regexes.matching(&t.signature));
+            owners.into_iter().filter_map(move |i| {
+                let target = target?;
+                let owner = entries[i].entry.as_ref()?;
+                (i != j && owner.id != target.id).then(|| {
                     diag("regex-overlap", &entries[i].path, Anchor::Value("/regex".into()), format!("regex also matches the signature of `{}`", target.id))
                         .with_help("make the regex more specific (anchor it, add the distinguishing words), or merge the entries")
                 })
