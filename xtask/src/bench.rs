@@ -73,8 +73,9 @@ pub(crate) fn build_release(root: &Path) -> Result<PathBuf> {
     Ok(root.join("target/release/errata"))
 }
 
-/// Runs a command, returning its wall time and peak resident set size (bytes).
-fn measure(cmd: &mut Command) -> Result<(Duration, u64, i32)> {
+/// Runs a command, returning its wall time, peak resident set size (bytes), exit code
+/// and CPU time (user + system: the figure that stays meaningful on a busy machine).
+fn measure(cmd: &mut Command) -> Result<(Duration, u64, i32, Duration)> {
     let start = Instant::now();
     let child = cmd
         .stdout(std::process::Stdio::null())
@@ -96,7 +97,9 @@ fn measure(cmd: &mut Command) -> Result<(Duration, u64, i32)> {
     } else {
         -1
     };
-    Ok((elapsed, usage.ru_maxrss as u64 * 1024, code))
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
+    Ok((elapsed, usage.ru_maxrss as u64 * 1024, code, cpu))
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -109,9 +112,10 @@ fn check_bench(bin: &Path, corpus: &Path) -> Result<()> {
     let files = all_files(corpus);
     let io = median((0..3).map(|_| read_all(&files)).collect());
     let mut times = Vec::new();
+    let mut cpus = Vec::new();
     let mut rss = 0;
     for _ in 0..3 {
-        let (t, r, code) = measure(
+        let (t, r, code, cpu) = measure(
             Command::new(bin)
                 .args(["check", "--today", "2026-11-21"])
                 .arg(corpus),
@@ -122,14 +126,16 @@ fn check_bench(bin: &Path, corpus: &Path) -> Result<()> {
             );
         }
         times.push(t);
+        cpus.push(cpu);
         rss = rss.max(r);
     }
     let check = median(times);
     println!("\n== check ==");
     println!(
-        "errata check           {:>9.1} ms   peak RSS {:>6.1} MB",
+        "errata check           {:>9.1} ms   peak RSS {:>6.1} MB   CPU {:.1} ms",
         ms(check),
-        rss as f64 / 1e6
+        rss as f64 / 1e6,
+        ms(median(cpus))
     );
     println!(
         "  read all files       {:>9.1} ms   (I/O floor)   check/read = {:.1}x",
@@ -137,7 +143,7 @@ fn check_bench(bin: &Path, corpus: &Path) -> Result<()> {
         ratio(check, io)
     );
     let py = "import json,sys,glob\nfor p in glob.glob(sys.argv[1]+'/signatures/**/*.json', recursive=True):\n    json.load(open(p))";
-    if let Ok((t, _, 0)) = measure(Command::new("python3").args(["-c", py]).arg(corpus)) {
+    if let Ok((t, _, 0, _)) = measure(Command::new("python3").args(["-c", py]).arg(corpus)) {
         println!(
             "  python json.load     {:>9.1} ms   (parse only)  check/python = {:.2}x",
             ms(t),

@@ -102,8 +102,8 @@ pub fn run(args: &[String]) -> Result<()> {
         ms(parse_only)
     );
     println!(
-        "  matcher: {} prefiltered, {} without literals, {} literals",
-        stats.prefiltered, stats.unfiltered, stats.literals
+        "  matcher: {} prefiltered ({} confirm a second literal), {} without literals, {} literals",
+        stats.prefiltered, stats.confirmed, stats.unfiltered, stats.literals
     );
 
     // Ranking accuracy (each entry's own signature finds it first) and latency per

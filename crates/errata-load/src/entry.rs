@@ -49,21 +49,24 @@ pub(crate) fn parse_entry(
             .with_help("entries are shallow objects; this nesting is far deeper than any entry needs"),
         ));
     }
-    serde_json::from_str::<serde::de::IgnoredAny>(&src.text)
-        .map_err(|e| Box::new(syntax_error(src, &e)))?;
-    // Lenient: an entry of the wrong shape (its schema errors say why) has no typed form.
-    // A repeated key is the exception: JSON readers disagree on which value wins, so the
-    // file is refused like a syntax error instead of being half-checked.
+    // Lenient: an entry of the wrong shape (its schema errors say why) has no typed form;
+    // the rest of such a file is then read for syntax alone. A repeated key is refused
+    // like a syntax error: JSON readers disagree on which value wins.
+    let syntax_only = || {
+        serde_json::from_str::<serde::de::IgnoredAny>(&src.text)
+            .map(|_| None)
+            .map_err(|e| Box::new(syntax_error(src, &e)))
+    };
     let entry = if src.text.trim_start().starts_with('{') {
         match serde_json::from_str::<Entry>(&src.text) {
             Ok(entry) => Some(entry),
-            Err(e) if e.to_string().starts_with("duplicate field") => {
-                return Err(Box::new(syntax_error(src, &e)));
+            Err(e) if e.is_data() && !e.to_string().starts_with("duplicate field") => {
+                syntax_only()?
             }
-            Err(_) => None,
+            Err(e) => return Err(Box::new(syntax_error(src, &e))),
         }
     } else {
-        None
+        syntax_only()?
     };
     Ok(EntryDoc {
         path: src.path.clone(),

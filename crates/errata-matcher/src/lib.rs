@@ -9,12 +9,15 @@
 //! - [`Matcher::scan`]: which patterns match on which line of this chunk of log? Used by
 //!   the consumer crate and `errata match` on logs of any size, a chunk at a time.
 //!
-//! How it stays fast with 10,000 patterns: each regex's syntax tree yields a small set
-//! of *required literals* (one of them occurs in every match); one Aho-Corasick
-//! automaton over all of them (and the aliases) scans the text, and a regex runs only on
-//! the lines where one of its literals occurs. Regexes with no usable literal run
-//! together as one `RegexSet`. Matching is line-oriented like `grep`: regexes are
-//! rewritten so that no match can cross a `\n`, and `^`/`$` are line anchors.
+//! How it stays fast with 10,000 patterns: each regex's syntax tree yields *required
+//! literal sets* (every match contains one string of each set: `kernel\s+failed
+//! \[E0*42\]` requires `kernel`, `failed` and `42]`). The set that the fewest other
+//! patterns share becomes the regex's trigger in one Aho-Corasick automaton over all
+//! triggers and aliases; up to two more sets are confirmed in the line; only then does
+//! the regex run, on that line alone, as a Thompson NFA (a bounded backtracker). Regexes
+//! with no usable literal run together as one `RegexSet`. Matching is line-oriented like
+//! `grep`: regexes are rewritten so that no match can cross a `\n`, and `^`/`$` are line
+//! anchors.
 //!
 //! How it stays safe with hostile patterns: each regex has a source length limit, a
 //! nesting limit and a compiled-size limit ([`REGEX_SIZE_LIMIT`]); a pattern beyond them

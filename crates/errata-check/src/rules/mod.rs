@@ -194,19 +194,21 @@ pub(crate) fn entry_dates(value: &serde_json::Value) -> Vec<(String, &str)> {
     out
 }
 
-/// Every string in a JSON value with its pointer, in document order.
-pub(crate) fn strings_with_pointers<'v>(
+/// Calls `visit(pointer, string)` for every string in a JSON value, in document order.
+/// The pointer is built in one buffer; a caller that keeps it copies it.
+pub(crate) fn visit_strings<'v>(
     value: &'v serde_json::Value,
     pointer: &mut String,
-    out: &mut Vec<(String, &'v str)>,
+    visit: &mut impl FnMut(&str, &'v str),
 ) {
     match value {
-        serde_json::Value::String(s) => out.push((pointer.clone(), s)),
+        serde_json::Value::String(s) => visit(pointer, s),
         serde_json::Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = pointer.len();
-                pointer.push_str(&format!("/{i}"));
-                strings_with_pointers(item, pointer, out);
+                // Writing into the buffer allocates nothing (unlike `format!`).
+                let _ = std::fmt::Write::write_fmt(pointer, format_args!("/{i}"));
+                visit_strings(item, pointer, visit);
                 pointer.truncate(len);
             }
         }
@@ -214,8 +216,12 @@ pub(crate) fn strings_with_pointers<'v>(
             for (k, v) in map {
                 let len = pointer.len();
                 pointer.push('/');
-                pointer.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                strings_with_pointers(v, pointer, out);
+                if k.contains(['~', '/']) {
+                    pointer.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                } else {
+                    pointer.push_str(k);
+                }
+                visit_strings(v, pointer, visit);
                 pointer.truncate(len);
             }
         }

@@ -10,7 +10,7 @@ use errata_load::ArticleDoc;
 use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
 
-use super::{diag, strings_with_pointers};
+use super::{diag, visit_strings};
 use crate::context::Ctx;
 use crate::text::find_mojibake;
 
@@ -18,21 +18,19 @@ const RULE: &str = "mojibake";
 const HELP: &str = "re-type the garbled characters (e.g. `â€™` was `’`, `Ã©` was `é`)";
 
 pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
-    let mut strings = Vec::new();
-    strings_with_pointers(&doc.value, &mut String::new(), &mut strings);
-    for (pointer, text) in strings {
+    visit_strings(&doc.value, &mut String::new(), &mut |pointer, text| {
         if let Some(r) = find_mojibake(text) {
             out.push(
                 diag(
                     RULE,
                     &doc.path,
-                    Anchor::Value(pointer),
+                    Anchor::Value(pointer.to_string()),
                     format!("garbled text `{}`", &text[r]),
                 )
                 .with_help(HELP),
             );
         }
-    }
+    });
 }
 
 pub(super) fn article(cx: &Ctx<'_>, doc: &ArticleDoc, out: &mut Vec<Diagnostic>) {
