@@ -21,6 +21,7 @@ use crate::repo_root;
 
 pub fn run(args: &[String]) -> Result<()> {
     let (mut entries, mut articles, mut quick) = (10_000usize, 1_000usize, false);
+    let mut only: Option<String> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().with_context(|| format!("{a} needs a value"));
@@ -28,11 +29,20 @@ pub fn run(args: &[String]) -> Result<()> {
             "--entries" => entries = value()?.parse().context("--entries")?,
             "--articles" => articles = value()?.parse().context("--articles")?,
             "--quick" => quick = true,
+            "--only" => only = Some(value()?.clone()),
             other => {
-                bail!("unknown argument `{other}` (expected --entries N --articles M --quick)")
+                bail!(
+                    "unknown argument `{other}` (expected --entries N --articles M --quick --only check|match|site)"
+                )
             }
         }
     }
+    if let Some(part) = &only
+        && !["check", "match", "site"].contains(&part.as_str())
+    {
+        bail!("--only {part}: expected check, match or site");
+    }
+    let wanted = |part: &str| only.as_deref().is_none_or(|o| o == part);
     let root = repo_root();
     let bin = build_release(&root)?;
     let corpus = root.join("target/bench/corpus");
@@ -42,21 +52,27 @@ pub fn run(args: &[String]) -> Result<()> {
         corpus.display()
     );
 
-    check_bench(&bin, &corpus)?;
+    if wanted("check") {
+        check_bench(&bin, &corpus)?;
+    }
     let log_mb = if quick { "64" } else { "1024" };
     let corpus_arg = corpus.to_string_lossy().into_owned();
-    crate::bench_match::run(&[
-        "--corpus".into(),
-        corpus_arg.clone(),
-        "--log-mb".into(),
-        log_mb.into(),
-    ])?;
-    // The site part copies the corpus and reports the build's own phase timings.
-    crate::bench_site::run(&[
-        corpus_arg,
-        "--bin".into(),
-        bin.to_string_lossy().into_owned(),
-    ])?;
+    if wanted("match") {
+        crate::bench_match::run(&[
+            "--corpus".into(),
+            corpus_arg.clone(),
+            "--log-mb".into(),
+            log_mb.into(),
+        ])?;
+    }
+    if wanted("site") {
+        // The site part copies the corpus and reports the build's own phase timings.
+        crate::bench_site::run(&[
+            corpus_arg,
+            "--bin".into(),
+            bin.to_string_lossy().into_owned(),
+        ])?;
+    }
     Ok(())
 }
 

@@ -36,7 +36,7 @@ const COMMANDS: &[Command] = &[
     },
     Command {
         name: "bench",
-        summary: "check, match, bundle and build benchmarks on a generated corpus [--entries N] [--articles M] [--quick]",
+        summary: "check, match, bundle and build benchmarks on a generated corpus [--entries N] [--articles M] [--quick] [--only check|match|site]",
         run: bench::run,
     },
     Command {
