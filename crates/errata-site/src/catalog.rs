@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use errata_load::{ArticleDoc, KnowledgeBase};
+use errata_load::{ArticleDoc, EntryDoc, KnowledgeBase};
 use errata_model::Entry;
 
 use crate::urls::is_safe_id;
@@ -64,7 +64,7 @@ impl ArticlePair<'_> {
 /// Entries and articles, sorted by id, with their cross-references.
 pub struct Catalog<'kb> {
     /// Entries by id (only those whose id is a safe path).
-    pub entries: BTreeMap<String, (&'kb Entry, &'kb errata_load::EntryDoc)>,
+    pub entries: BTreeMap<String, (&'kb Entry, &'kb EntryDoc)>,
     /// Articles by id.
     pub articles: BTreeMap<String, ArticlePair<'kb>>,
     /// entry id → ids of the articles naming it in `signatures`.
@@ -81,9 +81,18 @@ impl<'kb> Catalog<'kb> {
     /// Builds the catalog. The first entry or article with a given id wins (duplicates
     /// are a check error, so a published build has none).
     pub fn new(kb: &'kb KnowledgeBase) -> Catalog<'kb> {
+        Catalog::from_docs(&kb.entries, &kb.articles)
+    }
+
+    /// Builds the catalog from entry and article documents, each in path order (as a
+    /// [`KnowledgeBase`] holds them).
+    pub fn from_docs(
+        entry_docs: impl IntoIterator<Item = &'kb EntryDoc>,
+        article_docs: impl IntoIterator<Item = &'kb ArticleDoc>,
+    ) -> Catalog<'kb> {
         let mut entries = BTreeMap::new();
         let mut skipped = Vec::new();
-        for doc in &kb.entries {
+        for doc in entry_docs {
             let Some(entry) = doc.entry.as_ref() else {
                 continue;
             };
@@ -95,7 +104,7 @@ impl<'kb> Catalog<'kb> {
         }
         let mut articles: BTreeMap<String, ArticlePair<'kb>> = BTreeMap::new();
         let mut translations = BTreeMap::new();
-        for doc in &kb.articles {
+        for doc in article_docs {
             let Some(id) = doc.path_id.clone() else {
                 continue;
             };
@@ -160,7 +169,7 @@ impl<'kb> Catalog<'kb> {
     }
 }
 
-fn unique(items: &[String]) -> Vec<String> {
+pub(crate) fn unique(items: &[String]) -> Vec<String> {
     let mut seen: Vec<String> = items
         .iter()
         .map(|s| s.trim().to_string())

@@ -40,7 +40,7 @@ impl Ctx<'_> {
 
     pub(crate) fn article_item(&self, id: &str, lang: Lang) -> Option<Item> {
         let a = self.catalog.articles.get(id)?;
-        let text = self.kb.source(&a.en.path).map_or("", |s| &*s.text);
+        let text = self.source_text(a.en);
         Some(Item {
             title: self.article_title(a, lang),
             page: urls::article_page(id),
@@ -50,22 +50,52 @@ impl Ctx<'_> {
         })
     }
 
-    /// Every entry and article, newest first (date, then page path, for a stable order).
-    pub(crate) fn recent(&self, lang: Lang) -> Vec<Item> {
-        let mut items: Vec<Item> = self
-            .catalog
-            .entries
-            .keys()
-            .filter_map(|id| self.entry_item(id, lang))
-            .chain(
+    /// The `limit` most recent entries and/or articles, newest first (date, then page
+    /// path, for a stable order). Only those are turned into items.
+    pub(crate) fn recent(
+        &self,
+        lang: Lang,
+        (entries, articles): (bool, bool),
+        limit: usize,
+    ) -> Vec<Item> {
+        // (date, page prefix, id): the page is `<prefix><id>.html`.
+        type Key<'k> = (&'k str, &'static str, &'k str);
+        let mut keys: Vec<Key<'_>> = Vec::new();
+        if entries {
+            keys.extend(
+                self.catalog
+                    .entries
+                    .iter()
+                    .map(|(id, (e, _))| (e.last_updated.as_str(), "entries/", id.as_str())),
+            );
+        }
+        if articles {
+            keys.extend(
                 self.catalog
                     .articles
-                    .keys()
-                    .filter_map(|id| self.article_item(id, lang)),
-            )
-            .collect();
-        items.sort_by(|a, b| b.date.cmp(&a.date).then_with(|| a.page.cmp(&b.page)));
-        items
+                    .iter()
+                    .map(|(id, a)| (a.date(), "articles/", id.as_str())),
+            );
+        }
+        fn page<'k>(k: &Key<'k>) -> impl Iterator<Item = u8> + 'k {
+            k.1.bytes().chain(k.2.bytes()).chain(".html".bytes())
+        }
+        let order = |a: &Key<'_>, b: &Key<'_>| b.0.cmp(a.0).then_with(|| page(a).cmp(page(b)));
+        if keys.len() > limit && limit > 0 {
+            keys.select_nth_unstable_by(limit - 1, order);
+            keys.truncate(limit);
+        }
+        keys.sort_unstable_by(order);
+        keys.truncate(limit);
+        keys.into_iter()
+            .filter_map(|(_, prefix, id)| {
+                if prefix == "entries/" {
+                    self.entry_item(id, lang)
+                } else {
+                    self.article_item(id, lang)
+                }
+            })
+            .collect()
     }
 
     fn list_values(&self, items: &[Item], lang: Lang, lang_root: &str) -> Vec<Value> {
@@ -96,20 +126,8 @@ impl Ctx<'_> {
         let t = |k: &str| self.theme.text(lang.code(), k, &[]);
         let (file, lang_root, mut ctx) =
             self.frame_ctx(lang, "index.html", &t("home_title"), &t("home_lead"));
-        let recent: Vec<Item> = self
-            .recent(lang)
-            .into_iter()
-            .filter(|i| i.kind == "entry")
-            .take(15)
-            .collect();
-        let mut articles: Vec<Item> = self
-            .catalog
-            .articles
-            .keys()
-            .filter_map(|id| self.article_item(id, lang))
-            .collect();
-        articles.sort_by(|a, b| b.date.cmp(&a.date).then_with(|| a.page.cmp(&b.page)));
-        articles.truncate(10);
+        let recent: Vec<Item> = self.recent(lang, (true, false), 15);
+        let articles: Vec<Item> = self.recent(lang, (false, true), 10);
         let domains: Vec<Value> = self
             .catalog
             .domains
@@ -261,7 +279,13 @@ impl Ctx<'_> {
 
     pub(crate) fn search_page(&self, lang: Lang) -> Result<(String, String), Error> {
         let title = self.theme.text(lang.code(), "search_title", &[]);
-        let (file, _, ctx) = self.frame_ctx(lang, "search.html", &title, &title);
+        let (file, _, mut ctx) = self.frame_ctx(lang, "search.html", &title, &title);
+        // Every entry and article is one document of the index.
+        let docs = self.catalog.entries.len() + self.catalog.articles.len();
+        ctx.insert(
+            "search",
+            &json!({"docs": docs, "shards": crate::search::shards_for(docs)}),
+        );
         Ok((file, self.theme.render(lang.code(), "search.html", &ctx)?))
     }
 

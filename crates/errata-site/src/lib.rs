@@ -46,10 +46,12 @@ mod indexes;
 mod machine;
 pub mod markdown;
 mod output;
+mod outputs;
 mod pages;
 pub mod runs;
 pub mod search;
 pub mod serve;
+mod state;
 mod theme;
 pub mod urls;
 
@@ -60,6 +62,7 @@ use rayon::prelude::*;
 
 pub use error::{Error, ErrorKind};
 pub use output::SiteFiles;
+pub use state::{Rebuild, Reload, SiteState};
 pub use urls::Lang;
 
 /// How to build the site.
@@ -124,15 +127,44 @@ pub struct Rendered {
 /// A site-wide file: path and bytes.
 type File = (String, Vec<u8>);
 
-enum Job<'a> {
-    Entry(&'a str, Lang),
-    Article(&'a str, Lang),
-    Domain(&'a str, Lang),
-    Tag(&'a str, Lang),
-    Home(Lang),
-    Translations(Lang),
-    Search(Lang),
-    NotFound(Lang),
+/// Everything a full render produces: the files, the page count, and the search
+/// indexes (kept by [`SiteState`] for incremental updates).
+pub(crate) struct FullRender {
+    pub files: SiteFiles,
+    pub pages: usize,
+    pub search: Vec<search::SearchIndex>,
+}
+
+/// Renders every output of the site (in parallel), the search indexes with them.
+pub(crate) fn render_all(ctx: &pages::Ctx<'_>) -> Result<FullRender, Error> {
+    let outs = outputs::Out::all(ctx.catalog);
+    let pages = outs.iter().filter(|o| o.is_page()).count();
+    let (rendered, search) = rayon::join(
+        || {
+            outs.par_iter()
+                .map(|out| ctx.render_out(out))
+                .collect::<Result<Vec<Vec<File>>, Error>>()
+        },
+        || {
+            Lang::ALL
+                .par_iter()
+                .map(|&lang| search::SearchIndex::build(ctx, lang))
+                .collect::<Vec<_>>()
+        },
+    );
+    let mut files = SiteFiles::default();
+    for (path, bytes) in rendered?.into_iter().flatten() {
+        files.insert(path, bytes);
+    }
+    let search_files: Vec<Vec<File>> = search.par_iter().map(|s| s.files()).collect();
+    for (path, bytes) in search_files.into_iter().flatten() {
+        files.insert(path, bytes);
+    }
+    Ok(FullRender {
+        files,
+        pages,
+        search,
+    })
 }
 
 /// Renders the whole site in memory. Nothing is written.
@@ -146,111 +178,12 @@ pub fn render(kb: &KnowledgeBase, opts: &SiteOptions) -> Result<Rendered, Error>
         catalog: &catalog,
         runs: &runs,
         data_root: &kb.root,
-        kb,
+        texts: kb,
     };
-
-    let mut jobs = Vec::new();
-    for lang in Lang::ALL {
-        jobs.extend([
-            Job::Home(lang),
-            Job::Translations(lang),
-            Job::Search(lang),
-            Job::NotFound(lang),
-        ]);
-        jobs.extend(catalog.entries.keys().map(|id| Job::Entry(id, lang)));
-        jobs.extend(catalog.articles.keys().map(|id| Job::Article(id, lang)));
-        jobs.extend(catalog.domains.keys().map(|d| Job::Domain(d, lang)));
-        jobs.extend(catalog.tags.keys().map(|t| Job::Tag(t, lang)));
-    }
-    // Pages, and the site-wide files (search indexes, feeds, API) in parallel with them.
-    let (rendered, extras) = rayon::join(
-        || {
-            jobs.par_iter()
-                .map(|job| match *job {
-                    Job::Entry(id, lang) => ctx.entry_page(id, lang),
-                    Job::Article(id, lang) => ctx.article_page(id, lang),
-                    Job::Domain(d, lang) => ctx.domain_page(d, lang),
-                    Job::Tag(t, lang) => ctx.tag_page(t, lang),
-                    Job::Home(lang) => ctx.home_page(lang),
-                    Job::Translations(lang) => ctx.translations_page(lang),
-                    Job::Search(lang) => ctx.search_page(lang),
-                    Job::NotFound(lang) => ctx.not_found_page(lang),
-                })
-                .collect::<Result<Vec<(String, String)>, Error>>()
-        },
-        || -> Result<Vec<File>, Error> {
-            let parts: Vec<Result<Vec<File>, Error>> = Lang::ALL
-                .par_iter()
-                .map(|&lang| {
-                    Ok(vec![
-                        (
-                            format!("search/{}.js", lang.code()),
-                            search::build(&ctx, lang).into_bytes(),
-                        ),
-                        (
-                            lang.file("feed.xml"),
-                            machine::feed(&ctx, lang)?.into_bytes(),
-                        ),
-                    ])
-                })
-                .chain(rayon::iter::once(Ok(machine::api(&ctx))))
-                .collect();
-            let mut all = Vec::new();
-            for part in parts {
-                all.extend(part?);
-            }
-            Ok(all)
-        },
-    );
-    let rendered = rendered?;
-
-    let mut files = SiteFiles::default();
-    let pages = rendered.len();
-    for (path, html) in rendered {
-        files.insert(path, html);
-    }
-    for (path, bytes) in extras? {
-        files.insert(path, bytes);
-    }
-    for (name, text) in &theme.statics {
-        files.insert(format!("static/{name}"), text.as_bytes());
-    }
-    // Sitemap: every language-neutral page with its last-modified date from the data.
-    let mut sitemap_pages: Vec<(String, String)> = vec![
-        ("index.html".into(), String::new()),
-        ("translations.html".into(), String::new()),
-    ];
-    sitemap_pages.extend(
-        catalog
-            .entries
-            .iter()
-            .map(|(id, (e, _))| (urls::entry_page(id), e.last_updated.clone())),
-    );
-    sitemap_pages.extend(
-        catalog
-            .articles
-            .iter()
-            .map(|(id, a)| (urls::article_page(id), a.date().to_string())),
-    );
-    sitemap_pages.extend(
-        catalog
-            .domains
-            .keys()
-            .map(|d| (urls::domain_page(d), String::new())),
-    );
-    sitemap_pages.extend(
-        catalog
-            .tags
-            .keys()
-            .map(|t| (urls::tag_page(t), String::new())),
-    );
-    files.insert("sitemap.xml", machine::sitemap(&ctx, &sitemap_pages)?);
-    files.insert("robots.txt", machine::robots(&ctx));
-    // An empty marker so `file://` users and static hosts see what this is.
-    files.insert(".nojekyll", Vec::new());
+    let full = render_all(&ctx)?;
     Ok(Rendered {
-        files,
+        files: full.files,
         skipped: catalog.skipped.clone(),
-        pages,
+        pages: full.pages,
     })
 }

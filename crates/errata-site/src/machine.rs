@@ -7,59 +7,159 @@ use crate::Error;
 use crate::pages::Ctx;
 use crate::urls::{self, Lang};
 
-/// The JSON API: each entry exactly as written in the data (the bundle's content), and
-/// an index of every entry and article.
-pub(crate) fn api(ctx: &Ctx<'_>) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut entries = Vec::new();
-    for (id, (e, doc)) in &ctx.catalog.entries {
-        let mut bytes = serde_json::to_vec_pretty(&doc.value()).unwrap_or_default();
+/// `api/v1/<id>.json`: the entry exactly as written in the data (the bundle's content).
+pub(crate) fn api_entry(ctx: &Ctx<'_>, id: &str) -> Option<(String, Vec<u8>)> {
+    let (_, doc) = ctx.catalog.entries.get(id)?;
+    let mut bytes = doc.text().as_bytes().to_vec();
+    if !bytes.ends_with(b"\n") {
         bytes.push(b'\n');
-        files.push((format!("api/v1/{id}.json"), bytes));
-        entries.push(json!({
-            "id": id,
-            "signature": e.signature,
-            "signature_zh": e.signature_zh,
-            "error_code": e.error_code,
-            "last_updated": e.last_updated,
-            "api": format!("{id}.json"),
-            "page": urls::entry_page(id),
-        }));
     }
-    let articles: Vec<Value> = ctx
+    Some((format!("api/v1/{id}.json"), bytes))
+}
+
+#[derive(serde::Serialize)]
+struct ApiIndex<'a> {
+    version: u32,
+    entries: Vec<ApiEntry<'a>>,
+    articles: Vec<ApiArticle<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct ApiEntry<'a> {
+    id: &'a str,
+    signature: &'a str,
+    signature_zh: &'a str,
+    error_code: Option<&'a str>,
+    last_updated: &'a str,
+    api: String,
+    page: String,
+}
+
+#[derive(serde::Serialize)]
+struct ApiArticle<'a> {
+    id: &'a str,
+    title: &'a str,
+    date: &'a str,
+    translation_zh: &'static str,
+    page: String,
+}
+
+/// `api/v1/index.json`: every entry and article.
+pub(crate) fn api_index(ctx: &Ctx<'_>) -> Vec<u8> {
+    let entries = ctx
+        .catalog
+        .entries
+        .iter()
+        .map(|(id, (e, _))| ApiEntry {
+            id,
+            signature: &e.signature,
+            signature_zh: &e.signature_zh,
+            error_code: e.error_code.as_deref(),
+            last_updated: &e.last_updated,
+            api: format!("{id}.json"),
+            page: urls::entry_page(id),
+        })
+        .collect();
+    let articles = ctx
         .catalog
         .articles
         .iter()
-        .map(|(id, a)| {
-            json!({"id": id, "title": a.title(), "date": a.date(),
-                   "translation_zh": match a.translation() {
-                       crate::catalog::Translation::Current => "current",
-                       crate::catalog::Translation::Outdated => "outdated",
-                       crate::catalog::Translation::Missing => "missing",
-                   },
-                   "page": urls::article_page(id)})
+        .map(|(id, a)| ApiArticle {
+            id,
+            title: a.title(),
+            date: a.date(),
+            translation_zh: match a.translation() {
+                crate::catalog::Translation::Current => "current",
+                crate::catalog::Translation::Outdated => "outdated",
+                crate::catalog::Translation::Missing => "missing",
+            },
+            page: urls::article_page(id),
         })
         .collect();
-    let index = json!({"version": 1, "entries": entries, "articles": articles});
+    let index = ApiIndex {
+        version: 1,
+        entries,
+        articles,
+    };
     let mut bytes = serde_json::to_vec_pretty(&index).unwrap_or_default();
     bytes.push(b'\n');
-    files.push(("api/v1/index.json".to_string(), bytes));
-    files
+    bytes
+}
+
+/// Every language-neutral page with its last-modified date from the data.
+fn sitemap_pages(ctx: &Ctx<'_>) -> Vec<(String, String)> {
+    let catalog = ctx.catalog;
+    let mut pages: Vec<(String, String)> = vec![
+        ("index.html".into(), String::new()),
+        ("translations.html".into(), String::new()),
+    ];
+    pages.extend(
+        catalog
+            .entries
+            .iter()
+            .map(|(id, (e, _))| (urls::entry_page(id), e.last_updated.clone())),
+    );
+    pages.extend(
+        catalog
+            .articles
+            .iter()
+            .map(|(id, a)| (urls::article_page(id), a.date().to_string())),
+    );
+    pages.extend(
+        catalog
+            .domains
+            .keys()
+            .map(|d| (urls::domain_page(d), String::new())),
+    );
+    pages.extend(
+        catalog
+            .tags
+            .keys()
+            .map(|t| (urls::tag_page(t), String::new())),
+    );
+    pages
+}
+
+#[derive(serde::Serialize)]
+struct SitemapUrl {
+    loc: String,
+    lastmod: String,
+    alternates: Vec<Alternate>,
+}
+
+#[derive(serde::Serialize)]
+struct Alternate {
+    lang: &'static str,
+    href: String,
 }
 
 /// `sitemap.xml`: every page in both languages, with `hreflang` alternates.
-pub(crate) fn sitemap(ctx: &Ctx<'_>, pages: &[(String, String)]) -> Result<String, Error> {
+pub(crate) fn sitemap(ctx: &Ctx<'_>) -> Result<String, Error> {
     let base = &ctx.opts.base_url;
-    let urls: Vec<Value> = pages
-        .iter()
+    let urls: Vec<SitemapUrl> = sitemap_pages(ctx)
+        .into_iter()
         .flat_map(|(page, lastmod)| {
-            Lang::ALL.iter().map(move |lang| {
-                json!({
-                    "loc": urls::absolute(base, &lang.file(page)),
-                    "lastmod": lastmod,
-                    "alternates": Lang::ALL.iter().map(|l| json!({"lang": l.code(), "href": urls::absolute(base, &l.file(page))})).collect::<Vec<_>>(),
+            let alternates: Vec<Alternate> = Lang::ALL
+                .iter()
+                .map(|l| Alternate {
+                    lang: l.code(),
+                    href: urls::absolute(base, &l.file(&page)),
                 })
-            })
+                .collect();
+            Lang::ALL
+                .iter()
+                .map(|lang| SitemapUrl {
+                    loc: urls::absolute(base, &lang.file(&page)),
+                    lastmod: lastmod.clone(),
+                    alternates: alternates
+                        .iter()
+                        .map(|a| Alternate {
+                            lang: a.lang,
+                            href: a.href.clone(),
+                        })
+                        .collect(),
+                })
+                .collect::<Vec<_>>()
         })
         .collect();
     let mut tctx = tera::Context::new();
@@ -70,7 +170,7 @@ pub(crate) fn sitemap(ctx: &Ctx<'_>, pages: &[(String, String)]) -> Result<Strin
 /// `feed.xml` (and `zh/feed.xml`): the 50 most recently updated entries and articles.
 pub(crate) fn feed(ctx: &Ctx<'_>, lang: Lang) -> Result<String, Error> {
     let base = &ctx.opts.base_url;
-    let items = ctx.recent(lang);
+    let items = ctx.recent(lang, (true, true), 50);
     let updated = items
         .first()
         .map(|i| i.date.clone())

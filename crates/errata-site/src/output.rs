@@ -30,6 +30,15 @@ impl SiteFiles {
         self.files.keys().map(String::as_str)
     }
 
+    /// Every file with its bytes, in path order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.files.iter().map(|(p, b)| (p.as_str(), b.as_slice()))
+    }
+
+    pub(crate) fn into_vec(self) -> Vec<(String, Vec<u8>)> {
+        self.files.into_iter().collect()
+    }
+
     /// Number of files.
     pub fn len(&self) -> usize {
         self.files.len()

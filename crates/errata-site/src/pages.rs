@@ -14,6 +14,20 @@ use crate::theme::Theme;
 use crate::urls::{self, Lang, is_https};
 use crate::{Error, SiteOptions};
 
+/// Where rendering finds the text of a loaded file (an article's body is a byte range of
+/// it): the [`errata_load::KnowledgeBase`] for a one-off build, the site state's own
+/// store for an incremental one.
+pub(crate) trait Texts: Sync {
+    /// The text of the file at `path`, as loaded.
+    fn text(&self, path: &std::path::Path) -> Option<&str>;
+}
+
+impl Texts for errata_load::KnowledgeBase {
+    fn text(&self, path: &std::path::Path) -> Option<&str> {
+        self.source(path).map(|s| &*s.text)
+    }
+}
+
 /// Everything a page needs besides its own data.
 pub(crate) struct Ctx<'a> {
     pub theme: &'a Theme,
@@ -21,7 +35,7 @@ pub(crate) struct Ctx<'a> {
     pub catalog: &'a Catalog<'a>,
     pub runs: &'a Runs,
     pub data_root: &'a std::path::Path,
-    pub kb: &'a errata_load::KnowledgeBase,
+    pub texts: &'a dyn Texts,
 }
 
 /// A page's common frame: language, links back to the roots, alternates.
@@ -428,8 +442,8 @@ impl Ctx<'_> {
         ))
     }
 
-    fn source_text(&self, doc: &errata_load::ArticleDoc) -> &str {
-        self.kb.source(&doc.path).map_or("", |s| &*s.text)
+    pub(crate) fn source_text(&self, doc: &errata_load::ArticleDoc) -> &str {
+        self.texts.text(&doc.path).unwrap_or("")
     }
 }
 

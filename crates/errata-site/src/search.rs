@@ -1,4 +1,5 @@
-//! The offline search index, one per language, loaded by `static/search.js`.
+//! The offline search index, one per language, split into shards that `static/search.js`
+//! loads on demand.
 //!
 //! Why not pagefind: as a library it resolves to 189 crates (tokio, lol_html, clap,
 //! async-compression, an embedded web UI) to index HTML after the fact, and its ranking
@@ -6,20 +7,42 @@
 //! data, costs no dependency, and ranks a pasted error message by (1) entries whose
 //! regex matches it, (2) entries whose message it contains, (3) word/bigram scores.
 //!
-//! Format (`search/<lang>.js`, a script file so it also loads from `file://`):
-//! `window.ERRATA_SEARCH = {"docs": [[href, title, summary, kind, signature]],
-//! "terms": {token: [doc, weight, doc, weight, …]}, "regexes": [[doc, pattern]]}`.
-//!
 //! Tokens: lower-case ASCII words of two or more characters, and CJK text as
 //! overlapping character bigrams (a lone CJK character is its own token), so Chinese is
 //! searchable without a dictionary. `search.js` tokenises queries the same way.
+//!
+//! # Files
+//!
+//! Every document (entry or article page) has a numeric *key*: the FNV-1a hash of its
+//! page path modulo `m`, the next free slot on a collision (slots handed out in page
+//! order). Keys depend on the set of pages only, so adding or removing one page leaves
+//! every other key as it was (unless it shared a collision chain), and an incremental
+//! rebuild rewrites only the shards the change touches.
+//!
+//! - `search/<lang>/t<k>.js`, term shard `k` (of `shards`): the tokens whose hash
+//!   (FNV-1a over code points, also computed by `search.js`) is `k` modulo `shards`:
+//!   `ERRATA_SEARCH_SHARD("t",k,["token",[gap,weight,gap,weight,…],…]);` (a flat array
+//!   of pairs rather than an object, so no token can collide with `__proto__`), where
+//!   the keys of a token's documents are ascending and each is written as its
+//!   difference from the previous one (the first as itself)
+//! - `search/<lang>/d<k>.js`, document shard `k`: the documents whose key is `k` modulo
+//!   `shards`: `ERRATA_SEARCH_SHARD("d",k,{"key":[kind,id,title,summary,sig,regex],…});`
+//!   where kind is 0 (entry) or 1 (article), the page is `entries/<id>.html` or
+//!   `articles/<id>.html`, and `sig` is the English message (lower case, spaces
+//!   collapsed) when it differs from the title so lowered.
+//!
+//! The search page carries the document count and the shard count (`data-docs`,
+//! `data-shards`). A query loads the term shards of its tokens, scores documents, then
+//! loads the document shards of the best 50 only. Shards are scripts, not JSON fetched
+//! with XHR, so the search also works from `file://`. At 10,000 entries a pasted error
+//! message loads a few hundred kilobytes instead of the whole index.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Value, json};
+use rayon::prelude::*;
 
 use crate::pages::Ctx;
-use crate::urls::Lang;
+use crate::urls::{self, Lang};
 
 fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xf900..=0xfaff | 0x3040..=0x30ff | 0xac00..=0xd7af)
@@ -28,38 +51,60 @@ fn is_cjk(c: char) -> bool {
 /// Splits text into search tokens (see the module doc). Must match `search.js`.
 pub fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut word = String::new();
-    let mut cjk: Vec<char> = Vec::new();
-    let flush_word = |word: &mut String, out: &mut Vec<String>| {
+    each_token(text, |t| out.push(t.to_string()));
+    out
+}
+
+/// Calls `f` with each search token of `text`, in order (repeats included).
+fn each_token(text: &str, mut f: impl FnMut(&str)) {
+    fn flush_word(word: &mut String, f: &mut dyn FnMut(&str)) {
         if word.chars().count() >= 2 {
-            out.push(std::mem::take(word));
+            f(word);
         }
         word.clear();
-    };
-    let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
+    }
+    let mut word = String::new();
+    let mut cjk: Vec<char> = Vec::new();
+    let mut pair = String::new();
+    let mut flush_cjk = |cjk: &mut Vec<char>, f: &mut dyn FnMut(&str)| {
         if cjk.len() == 1 {
-            out.push(cjk[0].to_string());
+            pair.clear();
+            pair.push(cjk[0]);
+            f(&pair);
         }
-        for pair in cjk.windows(2) {
-            out.push(pair.iter().collect());
+        for w in cjk.windows(2) {
+            pair.clear();
+            pair.push(w[0]);
+            pair.push(w[1]);
+            f(&pair);
         }
         cjk.clear();
     };
     for c in text.chars().flat_map(char::to_lowercase) {
         if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
-            flush_cjk(&mut cjk, &mut out);
+            flush_cjk(&mut cjk, &mut f);
             word.push(c);
         } else if is_cjk(c) {
-            flush_word(&mut word, &mut out);
+            flush_word(&mut word, &mut f);
             cjk.push(c);
         } else {
-            flush_word(&mut word, &mut out);
-            flush_cjk(&mut cjk, &mut out);
+            flush_word(&mut word, &mut f);
+            flush_cjk(&mut cjk, &mut f);
         }
     }
-    flush_word(&mut word, &mut out);
-    flush_cjk(&mut cjk, &mut out);
-    out
+    flush_word(&mut word, &mut f);
+    flush_cjk(&mut cjk, &mut f);
+}
+
+/// The term-shard hash: 32-bit FNV-1a over the token's code points. Must match
+/// `search.js` (`shardOf`).
+pub fn token_hash(token: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for c in token.chars() {
+        h ^= c as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
 }
 
 /// Field weights: what a term in that field is worth.
@@ -68,135 +113,490 @@ const W_CODE: u32 = 8;
 const W_TAG: u32 = 4;
 const W_BODY: u32 = 1;
 
-struct Builder {
-    docs: Vec<Value>,
-    /// token → (doc, weight) in doc order (documents are added one after another).
-    terms: HashMap<String, Vec<(usize, u32)>>,
-    regexes: Vec<Value>,
+/// How long a result's summary may be.
+const SUMMARY_CHARS: usize = 140;
+
+/// One document of the index.
+#[derive(Debug, Clone, PartialEq)]
+struct Doc {
+    key: u32,
+    /// `[kind,id,title,summary,sig,regex]` as JSON (the key is added when written).
+    meta: String,
+    /// Distinct tokens with the weight of their best field, sorted by token.
+    tokens: Vec<(String, u32)>,
 }
 
-impl Builder {
-    fn add(&mut self, doc: usize, text: &str, weight: u32) {
-        for tok in tokens(text) {
-            let postings = self.terms.entry(tok).or_default();
-            match postings.last_mut() {
-                // A term is worth its best field: a word repeated in a long body never
-                // outweighs the same word in the title.
-                Some((d, w)) if *d == doc => *w = (*w).max(weight),
-                _ => postings.push((doc, weight)),
-            }
+/// Shard count and key space, both functions of the number of documents only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layout {
+    shards: u32,
+    m: u32,
+}
+
+impl Layout {
+    fn for_docs(n: usize) -> Layout {
+        let n = n as u32;
+        Layout {
+            // About 32 documents per shard, at most 1024 shards.
+            shards: n.div_ceil(32).max(1).next_power_of_two().min(1024),
+            // Sixteen slots per document or more: few collisions, short keys.
+            m: (n.max(1).next_power_of_two() * 16).max(1024),
         }
     }
 }
 
-/// Builds `search/<lang>.js`.
-pub(crate) fn build(ctx: &Ctx<'_>, lang: Lang) -> String {
-    let zh = lang == Lang::Zh;
-    let mut b = Builder {
-        docs: Vec::new(),
-        terms: HashMap::new(),
-        regexes: Vec::new(),
-    };
-    let kind = |k: &str| ctx.theme.text(lang.code(), &format!("kind_{k}"), &[]);
-    for (id, (e, _)) in &ctx.catalog.entries {
-        let doc = b.docs.len();
-        let title = if zh && !e.signature_zh.trim().is_empty() {
-            &e.signature_zh
-        } else {
-            &e.signature
-        };
-        let cause = if zh && !e.root_cause_zh.trim().is_empty() {
-            &e.root_cause_zh
-        } else {
-            &e.root_cause
-        };
-        b.docs.push(json!([
-            crate::urls::entry_page(id),
-            title,
-            crate::pages::truncate(cause, 140),
-            kind("entry"),
-            normalise(&e.signature),
-        ]));
-        // The English message is indexed in both languages: people paste it as printed.
-        b.add(doc, &e.signature, W_TITLE);
-        if zh {
-            b.add(doc, &e.signature_zh, W_TITLE);
-            b.add(doc, &e.root_cause_zh, W_BODY);
-            for w in &e.workarounds_zh {
-                b.add(doc, w, W_BODY);
-            }
-        }
-        for alias in &e.aliases {
-            b.add(doc, alias, W_TITLE);
-        }
-        if let Some(code) = &e.error_code {
-            b.add(doc, code, W_CODE);
-        }
-        b.add(doc, id, W_TAG);
-        for tag in &e.tags {
-            b.add(doc, tag, W_TAG);
-        }
-        b.add(doc, &e.root_cause, W_BODY);
-        for w in &e.workarounds {
-            b.add(doc, &w.action, W_BODY);
-        }
-        if !e.regex.trim().is_empty() {
-            b.regexes.push(json!([doc, e.regex]));
+/// The number of shards (of each kind) of an index of `docs` documents.
+pub(crate) fn shards_for(docs: usize) -> u32 {
+    Layout::for_docs(docs).shards
+}
+
+/// The search index of one language, kept in memory so an incremental rebuild can
+/// update it document by document.
+#[derive(Debug, Clone)]
+pub(crate) struct SearchIndex {
+    lang: Lang,
+    layout: Layout,
+    /// Page path (`entries/<id>.html`, `articles/<id>.html`) → document.
+    docs: BTreeMap<String, Doc>,
+    /// Term shard → token → postings `(key, weight)`, sorted by key.
+    terms: Vec<BTreeMap<String, Vec<(u32, u32)>>>,
+}
+
+/// A document to index: an entry or an article, by id.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum DocRef {
+    Entry(String),
+    Article(String),
+}
+
+impl DocRef {
+    pub(crate) fn page(&self) -> String {
+        match self {
+            DocRef::Entry(id) => urls::entry_page(id),
+            DocRef::Article(id) => urls::article_page(id),
         }
     }
-    for id in ctx.catalog.articles.keys() {
-        let Some(item) = ctx.article_item(id, lang) else {
-            continue;
+}
+
+impl SearchIndex {
+    /// Indexes every entry and article of the catalog.
+    pub(crate) fn build(ctx: &Ctx<'_>, lang: Lang) -> SearchIndex {
+        let refs: Vec<DocRef> = ctx
+            .catalog
+            .entries
+            .keys()
+            .map(|id| DocRef::Entry(id.clone()))
+            .chain(
+                ctx.catalog
+                    .articles
+                    .keys()
+                    .map(|id| DocRef::Article(id.clone())),
+            )
+            .collect();
+        let docs: BTreeMap<String, Doc> = refs
+            .par_iter()
+            .filter_map(|r| document(ctx, lang, r).map(|d| (r.page(), d)))
+            .collect();
+        let mut index = SearchIndex {
+            lang,
+            layout: Layout::for_docs(docs.len()),
+            docs,
+            terms: Vec::new(),
         };
-        let doc = b.docs.len();
-        b.add(doc, &item.title, W_TITLE);
-        b.add(doc, &item.summary, W_BODY);
-        if let Some(pair) = ctx.catalog.articles.get(id)
-            && let Some(front) = &pair.en.front
+        index.relayout();
+        index
+    }
+
+    /// Assigns every key and rebuilds every shard from the documents.
+    fn relayout(&mut self) {
+        self.layout = Layout::for_docs(self.docs.len());
+        let keys = assign_keys(self.docs.keys().map(String::as_str), self.layout.m);
+        for (doc, key) in self.docs.values_mut().zip(keys) {
+            doc.key = key;
+        }
+        let shards = self.layout.shards as usize;
+        let mut terms: Vec<BTreeMap<String, Vec<(u32, u32)>>> = vec![BTreeMap::new(); shards];
+        for doc in self.docs.values() {
+            for (tok, w) in &doc.tokens {
+                let s = (token_hash(tok) % self.layout.shards) as usize;
+                match terms[s].get_mut(tok.as_str()) {
+                    Some(p) => p.push((doc.key, *w)),
+                    None => {
+                        terms[s].insert(tok.clone(), vec![(doc.key, *w)]);
+                    }
+                }
+            }
+        }
+        for shard in &mut terms {
+            for postings in shard.values_mut() {
+                postings.sort_unstable();
+            }
+        }
+        self.terms = terms;
+    }
+
+    /// Shards per kind.
+    #[cfg(test)]
+    pub(crate) fn shards(&self) -> u32 {
+        self.layout.shards
+    }
+
+    /// Every file of the index: `(path, bytes)`.
+    pub(crate) fn files(&self) -> Vec<(String, Vec<u8>)> {
+        let by_shard = self.docs_by_shard();
+        (0..self.layout.shards)
+            .into_par_iter()
+            .flat_map_iter(|k| {
+                [
+                    self.term_file(k),
+                    self.doc_file(k, by_shard.get(&k).map_or(&[][..], Vec::as_slice)),
+                ]
+            })
+            .collect()
+    }
+
+    fn docs_by_shard(&self) -> BTreeMap<u32, Vec<&Doc>> {
+        let mut by_shard: BTreeMap<u32, Vec<&Doc>> = BTreeMap::new();
+        for doc in self.docs.values() {
+            by_shard
+                .entry(doc.key % self.layout.shards)
+                .or_default()
+                .push(doc);
+        }
+        for docs in by_shard.values_mut() {
+            docs.sort_unstable_by_key(|d| d.key);
+        }
+        by_shard
+    }
+
+    /// Re-indexes these documents (an entry or article that no longer exists is
+    /// removed) and returns the shard files that changed, and `true` when those are
+    /// every file of the index (the layout changed: other shard files are stale).
+    pub(crate) fn update(
+        &mut self,
+        ctx: &Ctx<'_>,
+        changed: &BTreeSet<DocRef>,
+    ) -> (Vec<(String, Vec<u8>)>, bool) {
+        let before = self.layout;
+        let fresh: Vec<(String, Option<Doc>)> = changed
+            .iter()
+            .map(|r| (r.page(), document(ctx, self.lang, r)))
+            .collect();
+        let mut dirty_terms: BTreeSet<u32> = BTreeSet::new();
+        let mut dirty_docs: BTreeSet<u32> = BTreeSet::new();
+        // Take the changed documents out.
+        for (page, _) in &fresh {
+            if let Some(old) = self.docs.remove(page) {
+                self.unpost(&old, &mut dirty_terms);
+                dirty_docs.insert(old.key % self.layout.shards);
+            }
+        }
+        for (page, doc) in &fresh {
+            if let Some(doc) = doc {
+                self.docs.insert(page.clone(), doc.clone());
+            }
+        }
+        if Layout::for_docs(self.docs.len()) != before {
+            self.relayout();
+            return (self.files(), true);
+        }
+        // Keys of the others move only when a collision chain changed.
+        let keys = assign_keys(self.docs.keys().map(String::as_str), self.layout.m);
+        let fresh_pages: BTreeSet<&str> = fresh.iter().map(|(p, _)| p.as_str()).collect();
+        let mut moved: Vec<String> = Vec::new();
+        for ((page, doc), key) in self.docs.iter().zip(&keys) {
+            if !fresh_pages.contains(page.as_str()) && doc.key != *key {
+                moved.push(page.clone());
+            }
+        }
+        for page in &moved {
+            if let Some(doc) = self.docs.get(page).cloned() {
+                self.unpost(&doc, &mut dirty_terms);
+                dirty_docs.insert(doc.key % self.layout.shards);
+            }
+        }
+        for (doc, key) in self.docs.values_mut().zip(keys) {
+            doc.key = key;
+        }
+        let mut repost: Vec<Doc> = Vec::new();
+        for page in fresh_pages
+            .iter()
+            .copied()
+            .chain(moved.iter().map(String::as_str))
         {
-            for tag in &front.tags {
-                b.add(doc, tag, W_TAG);
-            }
-            if zh && item.title != pair.title() {
-                b.add(doc, pair.title(), W_TITLE);
+            if let Some(doc) = self.docs.get(page) {
+                repost.push(doc.clone());
             }
         }
-        b.docs.push(json!([
-            item.page,
-            item.title,
-            item.summary,
-            kind("article"),
-            ""
-        ]));
+        for doc in &repost {
+            self.post(doc, &mut dirty_terms);
+            dirty_docs.insert(doc.key % self.layout.shards);
+        }
+        let mut files = Vec::new();
+        for k in dirty_terms {
+            files.push(self.term_file(k));
+        }
+        if !dirty_docs.is_empty() {
+            let by_shard = self.docs_by_shard();
+            for k in dirty_docs {
+                files.push(self.doc_file(k, by_shard.get(&k).map_or(&[][..], Vec::as_slice)));
+            }
+        }
+        (files, false)
     }
-    // Written by hand rather than through a `Value`: a large corpus has a million
-    // postings, and one allocation per number is most of the cost. Tokens are sorted so
-    // the file is byte-identical from build to build.
-    let mut terms: Vec<(String, Vec<(usize, u32)>)> = b.terms.into_iter().collect();
-    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut out = String::with_capacity(1 << 20);
-    out.push_str("window.ERRATA_SEARCH = {\"docs\":");
-    out.push_str(&serde_json::to_string(&b.docs).unwrap_or_else(|_| "[]".into()));
-    out.push_str(",\"terms\":{");
-    for (i, (tok, postings)) in terms.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
+
+    fn unpost(&mut self, doc: &Doc, dirty: &mut BTreeSet<u32>) {
+        for (tok, _) in &doc.tokens {
+            let s = token_hash(tok) % self.layout.shards;
+            dirty.insert(s);
+            let shard = &mut self.terms[s as usize];
+            if let Some(postings) = shard.get_mut(tok.as_str()) {
+                if let Ok(i) = postings.binary_search_by_key(&doc.key, |p| p.0) {
+                    postings.remove(i);
+                }
+                if postings.is_empty() {
+                    shard.remove(tok.as_str());
+                }
+            }
         }
-        out.push_str(&serde_json::to_string(tok).unwrap_or_else(|_| "\"\"".into()));
-        out.push_str(":[");
-        for (j, (d, w)) in postings.iter().enumerate() {
-            if j > 0 {
+    }
+
+    fn post(&mut self, doc: &Doc, dirty: &mut BTreeSet<u32>) {
+        for (tok, w) in &doc.tokens {
+            let s = token_hash(tok) % self.layout.shards;
+            dirty.insert(s);
+            let postings = self.terms[s as usize].entry(tok.clone()).or_default();
+            match postings.binary_search_by_key(&doc.key, |p| p.0) {
+                Ok(i) => postings[i].1 = *w,
+                Err(i) => postings.insert(i, (doc.key, *w)),
+            }
+        }
+    }
+
+    fn dir(&self) -> String {
+        format!("search/{}", self.lang.code())
+    }
+
+    fn term_file(&self, k: u32) -> (String, Vec<u8>) {
+        let shard = &self.terms[k as usize];
+        let mut out = String::with_capacity(64 + shard.len() * 48);
+        out.push_str(&format!("ERRATA_SEARCH_SHARD(\"t\",{k},["));
+        let mut num = itoa_buf();
+        for (i, (tok, postings)) in shard.iter().enumerate() {
+            if i > 0 {
                 out.push(',');
             }
-            out.push_str(&format!("{d},{w}"));
+            push_json_string(&mut out, tok);
+            out.push_str(",[");
+            // Keys are sorted: each is written as the gap from the previous one, which
+            // makes the long postings of common words less than half as long.
+            let mut previous = 0;
+            for (j, (key, w)) in postings.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                out.push_str(num.format(key - previous));
+                out.push(',');
+                out.push_str(num.format(*w));
+                previous = *key;
+            }
+            out.push(']');
         }
-        out.push(']');
+        out.push_str("]);\n");
+        (format!("{}/t{k}.js", self.dir()), out.into_bytes())
     }
-    out.push_str("},\"regexes\":");
-    out.push_str(&serde_json::to_string(&b.regexes).unwrap_or_else(|_| "[]".into()));
-    out.push_str("};\n");
-    // JSON is valid JavaScript; escape `<` anyway so the file is inert if ever inlined.
-    out.replace('<', "\\u003c")
+
+    fn doc_file(&self, k: u32, docs: &[&Doc]) -> (String, Vec<u8>) {
+        let mut out =
+            String::with_capacity(64 + docs.iter().map(|d| d.meta.len() + 12).sum::<usize>());
+        out.push_str(&format!("ERRATA_SEARCH_SHARD(\"d\",{k},["));
+        let mut num = itoa_buf();
+        for (i, doc) in docs.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(num.format(doc.key));
+            out.push(',');
+            out.push_str(&doc.meta);
+        }
+        out.push_str("]);\n");
+        (format!("{}/d{k}.js", self.dir()), out.into_bytes())
+    }
+}
+
+/// A tiny integer formatter (no allocation per number).
+struct NumBuf([u8; 10]);
+
+fn itoa_buf() -> NumBuf {
+    NumBuf([0; 10])
+}
+
+impl NumBuf {
+    fn format(&mut self, mut n: u32) -> &str {
+        let mut i = self.0.len();
+        loop {
+            i -= 1;
+            self.0[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        // Only ASCII digits were written.
+        std::str::from_utf8(&self.0[i..]).unwrap_or("0")
+    }
+}
+
+/// A JSON string literal, with `<` escaped too so the file is inert if ever inlined.
+fn push_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '<' => out.push_str("\\u003c"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            // U+2028/2029 are valid in JSON but end a line in older JavaScript.
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// 64-bit FNV-1a of a page path: where its key probing starts.
+fn page_hash(page: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in page.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Keys for pages given in order: hash slot, linear probing on collision.
+fn assign_keys<'a>(pages: impl Iterator<Item = &'a str>, m: u32) -> Vec<u32> {
+    let mut taken = vec![false; m as usize];
+    pages
+        .map(|page| {
+            let mut k = (page_hash(page) % u64::from(m)) as usize;
+            while taken[k] {
+                k = (k + 1) % taken.len();
+            }
+            taken[k] = true;
+            k as u32
+        })
+        .collect()
+}
+
+/// Collects a document's tokens, each with the weight of its best field.
+struct Terms(Vec<(String, u32)>);
+
+impl Terms {
+    fn add(&mut self, text: &str, weight: u32) {
+        each_token(text, |t| self.0.push((t.to_string(), weight)));
+    }
+
+    fn finish(mut self) -> Vec<(String, u32)> {
+        // A term is worth its best field: a word repeated in a long body never
+        // outweighs the same word in the title.
+        self.0
+            .sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
+        self.0.dedup_by(|a, b| a.0 == b.0);
+        self.0
+    }
+}
+
+/// The document of an entry or article, `None` when it is not in the catalog.
+fn document(ctx: &Ctx<'_>, lang: Lang, r: &DocRef) -> Option<Doc> {
+    let zh = lang == Lang::Zh;
+    let mut t = Terms(Vec::new());
+    let mut meta = String::with_capacity(256);
+    meta.push('[');
+    match r {
+        DocRef::Entry(id) => {
+            let e = ctx.catalog.entry(id)?;
+            let title = if zh && !e.signature_zh.trim().is_empty() {
+                &e.signature_zh
+            } else {
+                &e.signature
+            };
+            let cause = if zh && !e.root_cause_zh.trim().is_empty() {
+                &e.root_cause_zh
+            } else {
+                &e.root_cause
+            };
+            let sig = normalise(&e.signature);
+            meta.push_str("0,");
+            push_json_string(&mut meta, id);
+            meta.push(',');
+            push_json_string(&mut meta, title);
+            meta.push(',');
+            push_json_string(&mut meta, &crate::pages::truncate(cause, SUMMARY_CHARS));
+            meta.push(',');
+            // The client lowers the title itself when this is empty.
+            push_json_string(&mut meta, if sig == normalise(title) { "" } else { &sig });
+            meta.push(',');
+            push_json_string(&mut meta, e.regex.trim());
+            // The English message is indexed in both languages: people paste it as printed.
+            t.add(&e.signature, W_TITLE);
+            if zh {
+                t.add(&e.signature_zh, W_TITLE);
+                t.add(&e.root_cause_zh, W_BODY);
+                for w in &e.workarounds_zh {
+                    t.add(w, W_BODY);
+                }
+            }
+            for alias in &e.aliases {
+                t.add(alias, W_TITLE);
+            }
+            if let Some(code) = &e.error_code {
+                t.add(code, W_CODE);
+            }
+            t.add(id, W_TAG);
+            for tag in &e.tags {
+                t.add(tag, W_TAG);
+            }
+            t.add(&e.root_cause, W_BODY);
+            for w in &e.workarounds {
+                t.add(&w.action, W_BODY);
+            }
+        }
+        DocRef::Article(id) => {
+            let pair = ctx.catalog.articles.get(id)?;
+            let item = ctx.article_item(id, lang)?;
+            meta.push_str("1,");
+            push_json_string(&mut meta, id);
+            meta.push(',');
+            push_json_string(&mut meta, &item.title);
+            meta.push(',');
+            push_json_string(
+                &mut meta,
+                &crate::pages::truncate(&item.summary, SUMMARY_CHARS),
+            );
+            meta.push_str(",\"\",\"\"");
+            t.add(&item.title, W_TITLE);
+            t.add(&item.summary, W_BODY);
+            if let Some(front) = &pair.en.front {
+                for tag in &front.tags {
+                    t.add(tag, W_TAG);
+                }
+            }
+            if zh && item.title != pair.title() {
+                t.add(pair.title(), W_TITLE);
+            }
+        }
+    }
+    meta.push(']');
+    Some(Doc {
+        key: 0,
+        meta,
+        tokens: t.finish(),
+    })
 }
 
 fn normalise(text: &str) -> String {
@@ -209,9 +609,30 @@ fn normalise(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
+
+    /// `(kind, k, {name: value})` of a shard file.
+    fn parse_shard(bytes: &[u8]) -> (String, u32, serde_json::Map<String, Value>) {
+        let text = std::str::from_utf8(bytes).unwrap();
+        let body = text
+            .strip_prefix("ERRATA_SEARCH_SHARD(")
+            .and_then(|s| s.strip_suffix(");\n"))
+            .unwrap();
+        let v: Value = serde_json::from_str(&format!("[{body}]")).unwrap();
+        let pairs = v[2].as_array().unwrap();
+        let map = pairs
+            .chunks(2)
+            .map(|p| (p[0].to_string().trim_matches('"').to_string(), p[1].clone()))
+            .collect();
+        (
+            v[0].as_str().unwrap().to_string(),
+            v[1].as_u64().unwrap() as u32,
+            map,
+        )
+    }
 
     #[test]
-    fn index_file_is_json_after_the_assignment() {
+    fn shards_are_json_after_the_call_and_find_their_documents() {
         let theme = crate::theme::Theme::load(None).unwrap();
         let data = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(data.path().join("signatures/cuda")).unwrap();
@@ -230,19 +651,68 @@ mod tests {
             catalog: &catalog,
             runs: &runs,
             data_root: &kb.root,
-            kb: &kb,
+            texts: &kb,
         };
-        let js = build(&ctx, Lang::Zh);
-        let json = js
-            .strip_prefix("window.ERRATA_SEARCH = ")
-            .and_then(|s| s.strip_suffix(";\n"))
-            .unwrap();
-        let v: Value = serde_json::from_str(json).unwrap();
-        assert_eq!(v["docs"][0][0], "entries/cuda/oom.html");
-        assert_eq!(v["terms"]["显存"], json!([0, W_TITLE]));
-        assert_eq!(v["terms"]["memory"], json!([0, W_TITLE]));
-        assert_eq!(v["regexes"][0], json!([0, "out of memory"]));
-        assert!(!js.contains('<'));
+        let index = SearchIndex::build(&ctx, Lang::Zh);
+        assert_eq!(index.shards(), 1);
+        let files = index.files();
+        let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["search/zh/t0.js", "search/zh/d0.js"]);
+        let (kind, k, terms) = parse_shard(&files[0].1);
+        assert_eq!((kind.as_str(), k), ("t", 0));
+        let key = terms["显存"][0].as_u64().unwrap();
+        assert_eq!(terms["显存"], json!([key, W_TITLE]));
+        assert_eq!(terms["memory"], json!([key, W_TITLE]));
+        let (_, _, docs) = parse_shard(&files[1].1);
+        assert_eq!(
+            docs[&key.to_string()],
+            json!([
+                0,
+                "cuda/oom",
+                "显存不足",
+                "",
+                "cuda error: out of memory <x>",
+                "out of memory"
+            ])
+        );
+        assert!(files.iter().all(|(_, b)| !b.contains(&b'<')));
+    }
+
+    #[test]
+    fn keys_survive_insertions_and_collisions_probe() {
+        let pages: Vec<String> = (0..300).map(|i| format!("entries/d/e{i}.html")).collect();
+        let m = Layout::for_docs(pages.len()).m;
+        let keys = assign_keys(pages.iter().map(String::as_str), m);
+        let distinct: BTreeSet<u32> = keys.iter().copied().collect();
+        assert_eq!(distinct.len(), pages.len());
+        let mut more = pages.clone();
+        more.insert(7, "entries/d/new.html".into());
+        let keys2 = assign_keys(more.iter().map(String::as_str), m);
+        let moved = pages
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                let j = if *i >= 7 { i + 1 } else { *i };
+                keys[*i] != keys2[j]
+            })
+            .count();
+        assert!(moved <= 1, "{moved} keys moved");
+        // Same colliding hash: the second probes to the next slot.
+        assert_eq!(assign_keys(["a", "a"].into_iter(), 1024).len(), 2);
+    }
+
+    #[test]
+    fn token_hash_is_fnv1a_over_code_points() {
+        // The same numbers `search.js` computes (Math.imul over code points).
+        assert_eq!(token_hash(""), 0x811c_9dc5);
+        assert_eq!(token_hash("a"), 0xe40c_292c);
+        assert_eq!(token_hash("显存"), {
+            let mut h: u32 = 0x811c_9dc5;
+            for c in ['显', '存'] {
+                h = (h ^ c as u32).wrapping_mul(16_777_619);
+            }
+            h
+        });
     }
 
     #[test]
