@@ -11,7 +11,7 @@ use crate::urls::is_safe_id;
 /// An article with its Chinese translation, if any.
 pub struct ArticlePair<'kb> {
     /// `<domain>/<slug>`.
-    pub id: String,
+    pub id: &'kb str,
     /// The English original.
     pub en: &'kb ArticleDoc,
     /// `<slug>.zh.md`, when it exists.
@@ -52,7 +52,7 @@ impl ArticlePair<'_> {
             .as_ref()
             .map(|f| f.title.as_str())
             .filter(|t| !t.trim().is_empty())
-            .unwrap_or(&self.id)
+            .unwrap_or(self.id)
     }
 
     /// The publication date from the front matter.
@@ -61,18 +61,20 @@ impl ArticlePair<'_> {
     }
 }
 
-/// Entries and articles, sorted by id, with their cross-references.
+/// Entries and articles, sorted by id, with their cross-references. Everything is
+/// borrowed from the documents, so building it for 10,000 entries takes milliseconds
+/// (an incremental rebuild builds it anew each time).
 pub struct Catalog<'kb> {
     /// Entries by id (only those whose id is a safe path).
-    pub entries: BTreeMap<String, (&'kb Entry, &'kb EntryDoc)>,
+    pub entries: BTreeMap<&'kb str, (&'kb Entry, &'kb EntryDoc)>,
     /// Articles by id.
-    pub articles: BTreeMap<String, ArticlePair<'kb>>,
+    pub articles: BTreeMap<&'kb str, ArticlePair<'kb>>,
     /// entry id → ids of the articles naming it in `signatures`.
-    pub articles_of_entry: BTreeMap<String, Vec<String>>,
+    pub articles_of_entry: BTreeMap<&'kb str, Vec<&'kb str>>,
     /// domain → entry ids and article ids.
-    pub domains: BTreeMap<String, (Vec<String>, Vec<String>)>,
-    /// tag → entry ids and article ids.
-    pub tags: BTreeMap<String, (Vec<String>, Vec<String>)>,
+    pub domains: BTreeMap<&'kb str, (Vec<&'kb str>, Vec<&'kb str>)>,
+    /// tag (trimmed) → entry ids and article ids.
+    pub tags: BTreeMap<&'kb str, (Vec<&'kb str>, Vec<&'kb str>)>,
     /// Ids skipped because they are not safe paths (reported by the checker too).
     pub skipped: Vec<String>,
 }
@@ -100,56 +102,53 @@ impl<'kb> Catalog<'kb> {
                 skipped.push(entry.id.clone());
                 continue;
             }
-            entries.entry(entry.id.clone()).or_insert((entry, doc));
+            entries.entry(entry.id.as_str()).or_insert((entry, doc));
         }
-        let mut articles: BTreeMap<String, ArticlePair<'kb>> = BTreeMap::new();
+        let mut articles: BTreeMap<&'kb str, ArticlePair<'kb>> = BTreeMap::new();
         let mut translations = BTreeMap::new();
         for doc in article_docs {
-            let Some(id) = doc.path_id.clone() else {
+            let Some(id) = doc.path_id.as_deref() else {
                 continue;
             };
-            if !is_safe_id(&id) {
-                skipped.push(id);
+            if !is_safe_id(id) {
+                skipped.push(id.to_string());
                 continue;
             }
             if doc.lang.as_deref() == Some("zh") {
                 translations.entry(id).or_insert(doc);
-            } else if !articles.contains_key(&id) {
-                articles.insert(
-                    id.clone(),
-                    ArticlePair {
-                        id,
-                        en: doc,
-                        zh: None,
-                    },
-                );
+            } else {
+                articles.entry(id).or_insert(ArticlePair {
+                    id,
+                    en: doc,
+                    zh: None,
+                });
             }
         }
         for (id, zh) in translations {
-            if let Some(pair) = articles.get_mut(&id) {
+            if let Some(pair) = articles.get_mut(id) {
                 pair.zh = Some(zh);
             }
         }
 
-        let mut articles_of_entry: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut domains: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
-        let mut tags: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
-        for (id, (entry, _)) in &entries {
-            let domain = id.split('/').next().unwrap_or_default().to_string();
-            domains.entry(domain).or_default().0.push(id.clone());
+        let mut articles_of_entry: BTreeMap<&'kb str, Vec<&'kb str>> = BTreeMap::new();
+        let mut domains: BTreeMap<&'kb str, (Vec<&'kb str>, Vec<&'kb str>)> = BTreeMap::new();
+        let mut tags: BTreeMap<&'kb str, (Vec<&'kb str>, Vec<&'kb str>)> = BTreeMap::new();
+        for (&id, (entry, _)) in &entries {
+            let domain = id.split('/').next().unwrap_or_default();
+            domains.entry(domain).or_default().0.push(id);
             for tag in unique(&entry.tags) {
-                tags.entry(tag).or_default().0.push(id.clone());
+                tags.entry(tag).or_default().0.push(id);
             }
         }
-        for (id, pair) in &articles {
-            let domain = id.split('/').next().unwrap_or_default().to_string();
-            domains.entry(domain).or_default().1.push(id.clone());
+        for (&id, pair) in &articles {
+            let domain = id.split('/').next().unwrap_or_default();
+            domains.entry(domain).or_default().1.push(id);
             if let Some(front) = &pair.en.front {
                 for tag in unique(&front.tags) {
-                    tags.entry(tag).or_default().1.push(id.clone());
+                    tags.entry(tag).or_default().1.push(id);
                 }
                 for sig in unique(&front.signatures) {
-                    articles_of_entry.entry(sig).or_default().push(id.clone());
+                    articles_of_entry.entry(sig).or_default().push(id);
                 }
             }
         }
@@ -169,13 +168,14 @@ impl<'kb> Catalog<'kb> {
     }
 }
 
-pub(crate) fn unique(items: &[String]) -> Vec<String> {
-    let mut seen: Vec<String> = items
+/// The distinct non-empty values of a list, trimmed and sorted.
+pub(crate) fn unique(items: &[String]) -> Vec<&str> {
+    let mut seen: Vec<&str> = items
         .iter()
-        .map(|s| s.trim().to_string())
+        .map(|s| s.trim())
         .filter(|s| !s.is_empty())
         .collect();
-    seen.sort();
+    seen.sort_unstable();
     seen.dedup();
     seen
 }

@@ -1,5 +1,8 @@
 //! Index pages: home, per-domain, per-tag, translation status, search, 404.
 
+use std::borrow::Cow;
+
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::Error;
@@ -7,46 +10,62 @@ use crate::catalog::Translation;
 use crate::pages::Ctx;
 use crate::urls::{self, Lang};
 
-/// A listed item: an entry or an article, with the date it is sorted by.
-pub(crate) struct Item {
-    pub title: String,
+/// A listed item: an entry or an article, with the date it is sorted by. The summary
+/// is only computed where it is shown (feeds, search): an article's is a Markdown parse.
+pub(crate) struct Item<'a> {
+    pub title: Cow<'a, str>,
     pub page: String,
-    pub date: String,
+    pub date: &'a str,
     pub kind: &'static str,
     pub summary: String,
 }
 
-impl Ctx<'_> {
-    pub(crate) fn entry_item(&self, id: &str, lang: Lang) -> Option<Item> {
+/// How a list template sees an item.
+#[derive(Serialize)]
+struct ListItem<'i> {
+    title: &'i str,
+    href: String,
+    date: &'i str,
+    kind: &'i str,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn entry_item(&self, id: &str, lang: Lang, summary: bool) -> Option<Item<'a>> {
         let e = self.catalog.entry(id)?;
         let zh = lang == Lang::Zh && !e.signature_zh.trim().is_empty();
-        let cause = if lang == Lang::Zh && !e.root_cause_zh.trim().is_empty() {
-            &e.root_cause_zh
+        let summary = if summary {
+            let cause = if lang == Lang::Zh && !e.root_cause_zh.trim().is_empty() {
+                &e.root_cause_zh
+            } else {
+                &e.root_cause
+            };
+            crate::pages::truncate(cause, 200)
         } else {
-            &e.root_cause
+            String::new()
         };
         Some(Item {
-            title: if zh {
-                e.signature_zh.clone()
-            } else {
-                e.signature.clone()
-            },
+            title: Cow::Borrowed(if zh { &e.signature_zh } else { &e.signature }),
             page: urls::entry_page(id),
-            date: e.last_updated.clone(),
+            date: &e.last_updated,
             kind: "entry",
-            summary: crate::pages::truncate(cause, 200),
+            summary,
         })
     }
 
-    pub(crate) fn article_item(&self, id: &str, lang: Lang) -> Option<Item> {
+    pub(crate) fn article_item(&self, id: &str, lang: Lang, summary: bool) -> Option<Item<'a>> {
         let a = self.catalog.articles.get(id)?;
-        let text = self.source_text(a.en);
+        let summary = if summary {
+            let text = self.source_text(a.en);
+            crate::pages::first_paragraph(text.get(a.en.body_range.clone()).unwrap_or(""))
+        } else {
+            String::new()
+        };
         Some(Item {
-            title: self.article_title(a, lang),
+            title: Cow::Owned(self.article_title(a, lang)),
             page: urls::article_page(id),
-            date: a.date().to_string(),
+            date: a.date(),
             kind: "article",
-            summary: crate::pages::first_paragraph(text.get(a.en.body_range.clone()).unwrap_or("")),
+            summary,
         })
     }
 
@@ -57,7 +76,8 @@ impl Ctx<'_> {
         lang: Lang,
         (entries, articles): (bool, bool),
         limit: usize,
-    ) -> Vec<Item> {
+        summary: bool,
+    ) -> Vec<Item<'a>> {
         // (date, page prefix, id): the page is `<prefix><id>.html`.
         type Key<'k> = (&'k str, &'static str, &'k str);
         let mut keys: Vec<Key<'_>> = Vec::new();
@@ -66,7 +86,7 @@ impl Ctx<'_> {
                 self.catalog
                     .entries
                     .iter()
-                    .map(|(id, (e, _))| (e.last_updated.as_str(), "entries/", id.as_str())),
+                    .map(|(id, (e, _))| (e.last_updated.as_str(), "entries/", *id)),
             );
         }
         if articles {
@@ -74,7 +94,7 @@ impl Ctx<'_> {
                 self.catalog
                     .articles
                     .iter()
-                    .map(|(id, a)| (a.date(), "articles/", id.as_str())),
+                    .map(|(id, a)| (a.date(), "articles/", *id)),
             );
         }
         fn page<'k>(k: &Key<'k>) -> impl Iterator<Item = u8> + 'k {
@@ -90,22 +110,41 @@ impl Ctx<'_> {
         keys.into_iter()
             .filter_map(|(_, prefix, id)| {
                 if prefix == "entries/" {
-                    self.entry_item(id, lang)
+                    self.entry_item(id, lang, summary)
                 } else {
-                    self.article_item(id, lang)
+                    self.article_item(id, lang, summary)
                 }
             })
             .collect()
     }
 
-    fn list_values(&self, items: &[Item], lang: Lang, lang_root: &str) -> Vec<Value> {
+    fn list_values<'i>(
+        &self,
+        items: &'i [Item<'_>],
+        kinds: &'i (String, String),
+        lang_root: &str,
+    ) -> Vec<ListItem<'i>> {
         items
             .iter()
-            .map(|i| {
-                json!({"title": i.title, "href": format!("{lang_root}{}", i.page), "date": i.date,
-                       "kind": self.theme.text(lang.code(), &format!("kind_{}", i.kind), &[])})
+            .map(|i| ListItem {
+                title: &i.title,
+                href: format!("{lang_root}{}", i.page),
+                date: i.date,
+                kind: if i.kind == "entry" {
+                    &kinds.0
+                } else {
+                    &kinds.1
+                },
             })
             .collect()
+    }
+
+    /// The UI names of the two kinds of item, entry and article.
+    fn kinds(&self, lang: Lang) -> (String, String) {
+        (
+            self.theme.text(lang.code(), "kind_entry", &[]),
+            self.theme.text(lang.code(), "kind_article", &[]),
+        )
     }
 
     fn frame_ctx(
@@ -126,19 +165,20 @@ impl Ctx<'_> {
         let t = |k: &str| self.theme.text(lang.code(), k, &[]);
         let (file, lang_root, mut ctx) =
             self.frame_ctx(lang, "index.html", &t("home_title"), &t("home_lead"));
-        let recent: Vec<Item> = self.recent(lang, (true, false), 15);
-        let articles: Vec<Item> = self.recent(lang, (false, true), 10);
+        let recent: Vec<Item> = self.recent(lang, (true, false), 15, false);
+        let articles: Vec<Item> = self.recent(lang, (false, true), 10, false);
+        let kinds = self.kinds(lang);
         let domains: Vec<Value> = self
             .catalog
             .domains
             .iter()
             .map(|(d, (e, a))| json!({"name": d, "count": e.len() + a.len(), "href": format!("{lang_root}{}", urls::domain_page(d))}))
             .collect();
-        let mut tags: Vec<(&String, usize)> = self
+        let mut tags: Vec<(&str, usize)> = self
             .catalog
             .tags
             .iter()
-            .map(|(t, (e, a))| (t, e.len() + a.len()))
+            .map(|(t, (e, a))| (*t, e.len() + a.len()))
             .collect();
         tags.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         tags.truncate(40);
@@ -155,8 +195,8 @@ impl Ctx<'_> {
                 "verified": self.runs.verified_count(),
             }),
         );
-        ctx.insert("recent", &self.list_values(&recent, lang, &lang_root));
-        ctx.insert("articles", &self.list_values(&articles, lang, &lang_root));
+        ctx.insert("recent", &self.list_values(&recent, &kinds, &lang_root));
+        ctx.insert("articles", &self.list_values(&articles, &kinds, &lang_root));
         ctx.insert("domains", &domains);
         ctx.insert("tags", &tags);
         ctx.insert(
@@ -174,14 +214,18 @@ impl Ctx<'_> {
         lang: Lang,
         page: &str,
         heading: &str,
-        entries: &[String],
-        articles: &[String],
+        entries: &[&str],
+        articles: &[&str],
     ) -> Result<(String, String), Error> {
         let (file, lang_root, mut ctx) = self.frame_ctx(lang, page, heading, heading);
         let mut items: Vec<Item> = articles
             .iter()
-            .filter_map(|id| self.article_item(id, lang))
-            .chain(entries.iter().filter_map(|id| self.entry_item(id, lang)))
+            .filter_map(|id| self.article_item(id, lang, false))
+            .chain(
+                entries
+                    .iter()
+                    .filter_map(|id| self.entry_item(id, lang, false)),
+            )
             .collect();
         items.sort_by(|a, b| {
             a.kind
@@ -190,7 +234,8 @@ impl Ctx<'_> {
                 .then_with(|| a.page.cmp(&b.page))
         });
         ctx.insert("heading", heading);
-        ctx.insert("items", &self.list_values(&items, lang, &lang_root));
+        let kinds = self.kinds(lang);
+        ctx.insert("items", &self.list_values(&items, &kinds, &lang_root));
         Ok((file, self.theme.render(lang.code(), "list.html", &ctx)?))
     }
 

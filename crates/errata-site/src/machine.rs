@@ -170,10 +170,10 @@ pub(crate) fn sitemap(ctx: &Ctx<'_>) -> Result<String, Error> {
 /// `feed.xml` (and `zh/feed.xml`): the 50 most recently updated entries and articles.
 pub(crate) fn feed(ctx: &Ctx<'_>, lang: Lang) -> Result<String, Error> {
     let base = &ctx.opts.base_url;
-    let items = ctx.recent(lang, (true, true), 50);
+    let items = ctx.recent(lang, (true, true), 50, true);
     let updated = items
         .first()
-        .map(|i| i.date.clone())
+        .map(|i| i.date.to_string())
         .filter(|d| !d.is_empty())
         .unwrap_or_else(|| "1970-01-01".into());
     let values: Vec<Value> = items
@@ -181,7 +181,7 @@ pub(crate) fn feed(ctx: &Ctx<'_>, lang: Lang) -> Result<String, Error> {
         .take(50)
         .map(|i| {
             json!({"title": i.title, "url": urls::absolute(base, &lang.file(&i.page)),
-                   "date": if i.date.is_empty() { "1970-01-01" } else { i.date.as_str() }, "summary": i.summary})
+                   "date": if i.date.is_empty() { "1970-01-01" } else { i.date }, "summary": i.summary})
         })
         .collect();
     let mut tctx = tera::Context::new();

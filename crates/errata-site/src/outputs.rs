@@ -58,21 +58,31 @@ impl Out {
                 catalog
                     .entries
                     .keys()
-                    .map(|id| Out::Entry(id.clone(), lang)),
+                    .map(|id| Out::Entry(id.to_string(), lang)),
             );
             all.extend(
                 catalog
                     .articles
                     .keys()
-                    .map(|id| Out::Article(id.clone(), lang)),
+                    .map(|id| Out::Article(id.to_string(), lang)),
             );
-            all.extend(catalog.domains.keys().map(|d| Out::Domain(d.clone(), lang)));
-            all.extend(catalog.tags.keys().map(|t| Out::Tag(t.clone(), lang)));
+            all.extend(
+                catalog
+                    .domains
+                    .keys()
+                    .map(|d| Out::Domain(d.to_string(), lang)),
+            );
+            all.extend(catalog.tags.keys().map(|t| Out::Tag(t.to_string(), lang)));
         }
         for lang in Lang::ALL {
             all.push(Out::Feed(lang));
         }
-        all.extend(catalog.entries.keys().map(|id| Out::ApiEntry(id.clone())));
+        all.extend(
+            catalog
+                .entries
+                .keys()
+                .map(|id| Out::ApiEntry(id.to_string())),
+        );
         all.extend([
             Out::ApiIndex,
             Out::Sitemap,
@@ -137,12 +147,16 @@ impl Ctx<'_> {
         let one = |(path, html): (String, String)| Ok(vec![(path, html.into_bytes())]);
         let c = self.catalog;
         match out {
-            Out::Entry(id, lang) if c.entries.contains_key(id) => one(self.entry_page(id, *lang)?),
-            Out::Article(id, lang) if c.articles.contains_key(id) => {
+            Out::Entry(id, lang) if c.entries.contains_key(id.as_str()) => {
+                one(self.entry_page(id, *lang)?)
+            }
+            Out::Article(id, lang) if c.articles.contains_key(id.as_str()) => {
                 one(self.article_page(id, *lang)?)
             }
-            Out::Domain(d, lang) if c.domains.contains_key(d) => one(self.domain_page(d, *lang)?),
-            Out::Tag(t, lang) if c.tags.contains_key(t) => one(self.tag_page(t, *lang)?),
+            Out::Domain(d, lang) if c.domains.contains_key(d.as_str()) => {
+                one(self.domain_page(d, *lang)?)
+            }
+            Out::Tag(t, lang) if c.tags.contains_key(t.as_str()) => one(self.tag_page(t, *lang)?),
             Out::Entry(..) | Out::Article(..) | Out::Domain(..) | Out::Tag(..) => Ok(Vec::new()),
             Out::Home(lang) => one(self.home_page(*lang)?),
             Out::Translations(lang) => one(self.translations_page(*lang)?),

@@ -5,6 +5,7 @@
 //! marked `safe` are HTML this crate produced itself (Markdown bodies, highlighted code,
 //! and the JSON-LD, which is escaped for a `<script>` element by [`json_ld`]).
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::catalog::{ArticlePair, Catalog, Translation};
@@ -65,7 +66,147 @@ impl Frame {
     }
 }
 
-impl Ctx<'_> {
+#[derive(Serialize)]
+struct Alternate {
+    lang: &'static str,
+    href: String,
+}
+
+#[derive(Serialize)]
+struct LanguageLink<'v> {
+    code: &'static str,
+    name: &'v str,
+    current: bool,
+    href: String,
+}
+
+/// A source: a link when it is an `https://` URL, text otherwise.
+#[derive(Serialize)]
+struct SourceLink<'v> {
+    text: &'v str,
+    href: Option<&'v str>,
+}
+
+impl<'v> SourceLink<'v> {
+    fn of(text: &'v str) -> SourceLink<'v> {
+        SourceLink {
+            text,
+            href: is_https(text).then(|| text.trim()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct WorkaroundView<'v> {
+    action: String,
+    action_lang: &'static str,
+    how: String,
+    pct: i64,
+    condition: &'v str,
+    sources: Vec<SourceLink<'v>>,
+}
+
+#[derive(Serialize)]
+struct DeadEndView<'v> {
+    action: String,
+    why_fails: String,
+    pct: i64,
+    condition: &'v str,
+    sources: Vec<SourceLink<'v>>,
+}
+
+#[derive(Serialize)]
+struct GraphGroup<'v> {
+    label: &'v str,
+    links: Vec<GraphLink<'v>>,
+}
+
+#[derive(Serialize)]
+struct GraphLink<'v> {
+    id: &'v str,
+    title: &'v str,
+    href: Option<String>,
+}
+
+#[derive(Serialize)]
+struct TitledLink {
+    title: String,
+    href: String,
+}
+
+#[derive(Serialize)]
+struct VersionView<'v> {
+    version: &'v str,
+    status: &'v str,
+    introduced: &'v str,
+    deprecated: &'v str,
+    removed: &'v str,
+    behavior_change: &'v str,
+}
+
+#[derive(Serialize)]
+struct OsNote<'v> {
+    os: &'v str,
+    note: &'v str,
+}
+
+#[derive(Serialize)]
+struct TagLink<'v> {
+    name: &'v str,
+    href: String,
+}
+
+#[derive(Serialize)]
+struct BadgeView<'v> {
+    kind: &'static str,
+    text: String,
+    title: &'v str,
+}
+
+/// What `entry.html` sees as `e`.
+#[derive(Serialize)]
+struct EntryView<'v> {
+    id: &'v str,
+    domain: &'v str,
+    domain_url: String,
+    category: &'v str,
+    subcategory: &'v str,
+    title: &'v str,
+    show_original: bool,
+    signature: &'v str,
+    regex: &'v str,
+    aliases: &'v [String],
+    error_code: &'v str,
+    error_code_num: String,
+    error_code_desc: &'v str,
+    doc_url: &'v str,
+    doc_section: &'v str,
+    root_cause: String,
+    root_cause_lang: &'static str,
+    root_cause_type: &'v str,
+    dead_ends: Vec<DeadEndView<'v>>,
+    workarounds: Vec<WorkaroundView<'v>>,
+    graph: Vec<GraphGroup<'v>>,
+    versions: Vec<VersionView<'v>>,
+    os_notes: Vec<OsNote<'v>>,
+    verify: String,
+    articles: Vec<TitledLink>,
+    first_seen: &'v str,
+    last_confirmed: &'v str,
+    last_updated: &'v str,
+    verification_tier: &'v str,
+    confidence: i64,
+    fix_success: i64,
+    resolvable: &'v str,
+    evidence_count: u64,
+    tags: Vec<TagLink<'v>>,
+    badge: BadgeView<'v>,
+    translation_missing: bool,
+    edit_url: Option<String>,
+    api_href: String,
+}
+
+impl<'a> Ctx<'a> {
     fn t(&self, lang: Lang, key: &str, vars: &[(&str, &str)]) -> String {
         self.theme.text(lang.code(), key, vars)
     }
@@ -89,21 +230,25 @@ impl Ctx<'_> {
             "canonical",
             &urls::absolute(&self.opts.base_url, &frame.lang.file(page)),
         );
-        let alternates: Vec<Value> = Lang::ALL
+        let alternates: Vec<Alternate> = Lang::ALL
             .iter()
-            .map(|l| json!({"lang": l.code(), "href": urls::absolute(&self.opts.base_url, &l.file(page))}))
-            .chain(std::iter::once(json!({"lang": "x-default", "href": urls::absolute(&self.opts.base_url, page)})))
+            .map(|l| Alternate {
+                lang: l.code(),
+                href: urls::absolute(&self.opts.base_url, &l.file(page)),
+            })
+            .chain(std::iter::once(Alternate {
+                lang: "x-default",
+                href: urls::absolute(&self.opts.base_url, page),
+            }))
             .collect();
         ctx.insert("alternates", &alternates);
-        let languages: Vec<Value> = Lang::ALL
+        let languages: Vec<LanguageLink<'_>> = Lang::ALL
             .iter()
-            .map(|l| {
-                json!({
-                    "code": l.code(),
-                    "name": self.t(*l, "lang_name", &[]),
-                    "current": *l == frame.lang,
-                    "href": format!("{}{}", frame.root, l.file(page)),
-                })
+            .map(|l| LanguageLink {
+                code: l.code(),
+                name: self.string(*l, "lang_name"),
+                current: *l == frame.lang,
+                href: format!("{}{}", frame.root, l.file(page)),
             })
             .collect();
         ctx.insert("languages", &languages);
@@ -111,17 +256,17 @@ impl Ctx<'_> {
         ctx
     }
 
-    fn badge(&self, lang: Lang, verdict: &Verdict) -> SnippetBadge {
-        markdown::badge(verdict, |key, vars| self.t(lang, key, vars))
+    /// A UI string without placeholders, borrowed (the key itself when it is missing,
+    /// as [`Theme::text`]).
+    fn string<'s>(&'s self, lang: Lang, key: &'s str) -> &'s str {
+        self.theme
+            .strings(lang.code())
+            .get(key)
+            .map_or(key, String::as_str)
     }
 
-    /// `https://…` as a link target, anything else as `null`.
-    fn link_or_text(text: &str) -> Value {
-        if is_https(text) {
-            json!({"text": text, "href": text.trim()})
-        } else {
-            json!({"text": text, "href": null})
-        }
+    fn badge(&self, lang: Lang, verdict: &Verdict) -> SnippetBadge {
+        markdown::badge(verdict, |key, vars| self.t(lang, key, vars))
     }
 
     /// Renders one entry page.
@@ -144,12 +289,8 @@ impl Ctx<'_> {
         };
         let root_cause_zh = zh && has(&e.root_cause_zh);
         let pct = |x: f64| (x.clamp(0.0, 1.0) * 100.0).round() as i64;
-        let sources = |list: &[String]| {
-            list.iter()
-                .map(|s| Self::link_or_text(s))
-                .collect::<Vec<_>>()
-        };
-        let workarounds: Vec<Value> = e
+        let sources = |list: &'a [String]| list.iter().map(|s| SourceLink::of(s)).collect();
+        let workarounds: Vec<WorkaroundView<'_>> = e
             .workarounds
             .iter()
             .enumerate()
@@ -159,56 +300,79 @@ impl Ctx<'_> {
                 } else {
                     None
                 };
-                json!({
-                    "action": markdown::inline_code(zh_action.map_or(w.action.as_str(), String::as_str)),
-                    "action_lang": if zh && zh_action.is_none() { "en" } else { "" },
+                WorkaroundView {
+                    action: markdown::inline_code(
+                        zh_action.map_or(w.action.as_str(), String::as_str),
+                    ),
+                    action_lang: if zh && zh_action.is_none() { "en" } else { "" },
                     // The zh text translates the action; the English how stays as detail
                     // unless it only repeats the action.
-                    "how": if w.how.trim() == w.action.trim() { String::new() } else { markdown::inline_code(&w.how) },
-                    "pct": pct(w.success_rate),
-                    "condition": w.condition,
-                    "sources": sources(&w.sources),
-                })
+                    how: if w.how.trim() == w.action.trim() {
+                        String::new()
+                    } else {
+                        markdown::inline_code(&w.how)
+                    },
+                    pct: pct(w.success_rate),
+                    condition: &w.condition,
+                    sources: sources(&w.sources),
+                }
             })
             .collect();
-        let dead_ends: Vec<Value> = e
+        let dead_ends: Vec<DeadEndView<'_>> = e
             .dead_ends
             .iter()
-            .map(|d| {
-                json!({"action": markdown::inline_code(&d.action), "why_fails": markdown::inline_code(&d.why_fails), "pct": pct(d.fail_rate),
-                       "condition": d.condition, "sources": sources(&d.sources)})
+            .map(|d| DeadEndView {
+                action: markdown::inline_code(&d.action),
+                why_fails: markdown::inline_code(&d.why_fails),
+                pct: pct(d.fail_rate),
+                condition: &d.condition,
+                sources: sources(&d.sources),
             })
             .collect();
-        let graph: Vec<Value> = [
+        let graph: Vec<GraphGroup<'_>> = [
             ("leads_to", &e.transition_graph.leads_to),
             ("preceded_by", &e.transition_graph.preceded_by),
-            ("confused_with", &e.transition_graph.frequently_confused_with),
+            (
+                "confused_with",
+                &e.transition_graph.frequently_confused_with,
+            ),
         ]
         .into_iter()
         .filter(|(_, ids)| !ids.is_empty())
-        .map(|(key, ids)| {
-            let links: Vec<Value> = ids
+        .map(|(key, ids)| GraphGroup {
+            label: self.string(lang, key),
+            links: ids
                 .iter()
                 .map(|target| match self.catalog.entry(target) {
-                    Some(t) => json!({
-                        "id": target,
-                        "title": if zh && has(&t.signature_zh) { &t.signature_zh } else { &t.signature },
-                        "href": frame.href(&urls::entry_page(target)),
-                    }),
-                    None => json!({"id": target, "title": target, "href": null}),
+                    Some(t) => GraphLink {
+                        id: target,
+                        title: if zh && has(&t.signature_zh) {
+                            &t.signature_zh
+                        } else {
+                            &t.signature
+                        },
+                        href: Some(frame.href(&urls::entry_page(target))),
+                    },
+                    None => GraphLink {
+                        id: target,
+                        title: target,
+                        href: None,
+                    },
                 })
-                .collect();
-            json!({"label": self.t(lang, key, &[]), "links": links})
+                .collect(),
         })
         .collect();
-        let articles: Vec<Value> = self
+        let articles: Vec<TitledLink> = self
             .catalog
             .articles_of_entry
             .get(id)
             .into_iter()
             .flatten()
             .filter_map(|aid| self.catalog.articles.get(aid))
-            .map(|a| json!({"title": self.article_title(a, lang), "href": frame.href(&urls::article_page(&a.id))}))
+            .map(|a| TitledLink {
+                title: self.article_title(a, lang),
+                href: frame.href(&urls::article_page(a.id)),
+            })
             .collect();
         let code = e.error_code.as_deref().filter(|c| has(c));
         let known = code.and_then(errata_model::cuda_errors::by_name);
@@ -220,9 +384,9 @@ impl Ctx<'_> {
         };
         let badge = self.badge(lang, &verdict);
         let badge_title = if matches!(verdict, Verdict::Unverified) {
-            self.t(lang, "badge_unverified_title", &[])
+            self.string(lang, "badge_unverified_title")
         } else {
-            String::new()
+            ""
         };
         let verify_html = e.verify.as_ref().map(|s| {
             let info = format!("{} {}", s.lang, s.annotations);
@@ -244,50 +408,77 @@ impl Ctx<'_> {
             .edit_url_prefix
             .as_ref()
             .map(|p| format!("{p}{rel_file}"));
-        let view = json!({
-            "id": id,
-            "domain": domain,
-            "domain_url": frame.href(&urls::domain_page(domain)),
-            "category": e.category,
-            "subcategory": e.subcategory.clone().unwrap_or_default(),
-            "title": title,
-            "show_original": title != e.signature,
-            "signature": e.signature,
-            "regex": e.regex,
-            "aliases": e.aliases,
-            "error_code": code.unwrap_or(""),
-            "error_code_num": known.map(|k| k.code.to_string()).unwrap_or_default(),
-            "error_code_desc": known.map(|k| k.description).unwrap_or(""),
-            "doc_url": doc_url.unwrap_or(""),
-            "doc_section": e.official_doc_section.clone().unwrap_or_default(),
-            "root_cause": markdown::inline_code(if root_cause_zh { &e.root_cause_zh } else { &e.root_cause }),
-            "root_cause_lang": if zh && !root_cause_zh { "en" } else { "" },
-            "root_cause_type": e.root_cause_type,
-            "dead_ends": dead_ends,
-            "workarounds": workarounds,
-            "graph": graph,
-            "versions": e.versions.iter().map(|v| json!({
-                "version": v.version, "status": v.status,
-                "introduced": v.introduced.clone().unwrap_or_default(),
-                "deprecated": v.deprecated.clone().unwrap_or_default(),
-                "removed": v.removed.clone().unwrap_or_default(),
-                "behavior_change": v.behavior_change.clone().unwrap_or_default(),
-            })).collect::<Vec<_>>(),
-            "os_notes": e.os_specific.iter().map(|(os, note)| json!({"os": os, "note": note})).collect::<Vec<_>>(),
-            "verify": verify_html.unwrap_or_default(),
-            "articles": articles,
-            "first_seen": e.first_seen, "last_confirmed": e.last_confirmed, "last_updated": e.last_updated,
-            "verification_tier": e.verification_tier,
-            "confidence": pct(e.confidence),
-            "fix_success": pct(e.fix_success_rate),
-            "resolvable": e.resolvable,
-            "evidence_count": e.evidence_count,
-            "tags": e.tags.iter().map(|t| json!({"name": t, "href": frame.href(&urls::tag_page(t))})).collect::<Vec<_>>(),
-            "badge": {"kind": badge.kind, "text": badge.text, "title": badge_title},
-            "translation_missing": translation_missing,
-            "edit_url": edit_url,
-            "api_href": format!("{}api/v1/{id}.json", frame.root),
-        });
+        let opt = |o: &'a Option<String>| o.as_deref().unwrap_or("");
+        let view = EntryView {
+            id,
+            domain,
+            domain_url: frame.href(&urls::domain_page(domain)),
+            category: &e.category,
+            subcategory: opt(&e.subcategory),
+            title,
+            show_original: title != e.signature,
+            signature: &e.signature,
+            regex: &e.regex,
+            aliases: &e.aliases,
+            error_code: code.unwrap_or(""),
+            error_code_num: known.map(|k| k.code.to_string()).unwrap_or_default(),
+            error_code_desc: known.map(|k| k.description).unwrap_or(""),
+            doc_url: doc_url.unwrap_or(""),
+            doc_section: opt(&e.official_doc_section),
+            root_cause: markdown::inline_code(if root_cause_zh {
+                &e.root_cause_zh
+            } else {
+                &e.root_cause
+            }),
+            root_cause_lang: if zh && !root_cause_zh { "en" } else { "" },
+            root_cause_type: &e.root_cause_type,
+            dead_ends,
+            workarounds,
+            graph,
+            versions: e
+                .versions
+                .iter()
+                .map(|v| VersionView {
+                    version: &v.version,
+                    status: &v.status,
+                    introduced: opt(&v.introduced),
+                    deprecated: opt(&v.deprecated),
+                    removed: opt(&v.removed),
+                    behavior_change: opt(&v.behavior_change),
+                })
+                .collect(),
+            os_notes: e
+                .os_specific
+                .iter()
+                .map(|(os, note)| OsNote { os, note })
+                .collect(),
+            verify: verify_html.unwrap_or_default(),
+            articles,
+            first_seen: &e.first_seen,
+            last_confirmed: &e.last_confirmed,
+            last_updated: &e.last_updated,
+            verification_tier: &e.verification_tier,
+            confidence: pct(e.confidence),
+            fix_success: pct(e.fix_success_rate),
+            resolvable: &e.resolvable,
+            evidence_count: e.evidence_count,
+            tags: e
+                .tags
+                .iter()
+                .map(|t| TagLink {
+                    name: t,
+                    href: frame.href(&urls::tag_page(t)),
+                })
+                .collect(),
+            badge: BadgeView {
+                kind: badge.kind,
+                text: badge.text,
+                title: badge_title,
+            },
+            translation_missing,
+            edit_url,
+            api_href: format!("{}api/v1/{id}.json", frame.root),
+        };
         let description = if root_cause_zh {
             &e.root_cause_zh
         } else {

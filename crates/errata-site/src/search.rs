@@ -185,12 +185,12 @@ impl SearchIndex {
             .catalog
             .entries
             .keys()
-            .map(|id| DocRef::Entry(id.clone()))
+            .map(|id| DocRef::Entry(id.to_string()))
             .chain(
                 ctx.catalog
                     .articles
                     .keys()
-                    .map(|id| DocRef::Article(id.clone())),
+                    .map(|id| DocRef::Article(id.to_string())),
             )
             .collect();
         let docs: BTreeMap<String, Doc> = refs
@@ -278,68 +278,80 @@ impl SearchIndex {
         changed: &BTreeSet<DocRef>,
     ) -> (Vec<(String, Vec<u8>)>, bool) {
         let before = self.layout;
-        let fresh: Vec<(String, Option<Doc>)> = changed
-            .iter()
-            .map(|r| (r.page(), document(ctx, self.lang, r)))
-            .collect();
         let mut dirty_terms: BTreeSet<u32> = BTreeSet::new();
         let mut dirty_docs: BTreeSet<u32> = BTreeSet::new();
-        // Take the changed documents out.
-        for (page, _) in &fresh {
-            if let Some(old) = self.docs.remove(page) {
-                self.unpost(&old, &mut dirty_terms);
-                dirty_docs.insert(old.key % self.layout.shards);
+        let mut pages_changed = false;
+        // Take out the documents that changed (keeping their keys), put the new ones in.
+        let mut fresh: Vec<String> = Vec::new();
+        for r in changed {
+            let page = r.page();
+            let new = document(ctx, self.lang, r);
+            let old = self.docs.get(&page);
+            if old.map(|d| (&d.meta, &d.tokens)) == new.as_ref().map(|d| (&d.meta, &d.tokens)) {
+                continue;
             }
-        }
-        for (page, doc) in &fresh {
-            if let Some(doc) = doc {
-                self.docs.insert(page.clone(), doc.clone());
+            pages_changed |= old.is_some() != new.is_some();
+            let old_key = match self.docs.remove(&page) {
+                Some(old) => {
+                    self.unpost(&old, &mut dirty_terms);
+                    dirty_docs.insert(old.key % self.layout.shards);
+                    Some(old.key)
+                }
+                None => None,
+            };
+            if let Some(mut doc) = new {
+                doc.key = old_key.unwrap_or(0);
+                self.docs.insert(page.clone(), doc);
+                fresh.push(page);
             }
         }
         if Layout::for_docs(self.docs.len()) != before {
             self.relayout();
             return (self.files(), true);
         }
-        // Keys of the others move only when a collision chain changed.
-        let keys = assign_keys(self.docs.keys().map(String::as_str), self.layout.m);
-        let fresh_pages: BTreeSet<&str> = fresh.iter().map(|(p, _)| p.as_str()).collect();
         let mut moved: Vec<String> = Vec::new();
-        for ((page, doc), key) in self.docs.iter().zip(&keys) {
-            if !fresh_pages.contains(page.as_str()) && doc.key != *key {
-                moved.push(page.clone());
+        if pages_changed {
+            // Keys depend on the set of pages: new pages need one, and the keys of the
+            // others move only when a collision chain changed.
+            let keys = assign_keys(self.docs.keys().map(String::as_str), self.layout.m);
+            let fresh_set: BTreeSet<&str> = fresh.iter().map(String::as_str).collect();
+            let mut unposted: Vec<Doc> = Vec::new();
+            for ((page, doc), key) in self.docs.iter().zip(&keys) {
+                if !fresh_set.contains(page.as_str()) && doc.key != *key {
+                    moved.push(page.clone());
+                    unposted.push(doc.clone());
+                }
             }
-        }
-        for page in &moved {
-            if let Some(doc) = self.docs.get(page).cloned() {
-                self.unpost(&doc, &mut dirty_terms);
+            for doc in &unposted {
+                self.unpost(doc, &mut dirty_terms);
                 dirty_docs.insert(doc.key % self.layout.shards);
             }
-        }
-        for (doc, key) in self.docs.values_mut().zip(keys) {
-            doc.key = key;
-        }
-        let mut repost: Vec<Doc> = Vec::new();
-        for page in fresh_pages
-            .iter()
-            .copied()
-            .chain(moved.iter().map(String::as_str))
-        {
-            if let Some(doc) = self.docs.get(page) {
-                repost.push(doc.clone());
+            for (doc, key) in self.docs.values_mut().zip(keys) {
+                doc.key = key;
             }
         }
+        let repost: Vec<Doc> = fresh
+            .iter()
+            .chain(&moved)
+            .filter_map(|page| self.docs.get(page).cloned())
+            .collect();
         for doc in &repost {
             self.post(doc, &mut dirty_terms);
             dirty_docs.insert(doc.key % self.layout.shards);
         }
-        let mut files = Vec::new();
-        for k in dirty_terms {
-            files.push(self.term_file(k));
-        }
+        let mut files: Vec<(String, Vec<u8>)> =
+            dirty_terms.into_iter().map(|k| self.term_file(k)).collect();
         if !dirty_docs.is_empty() {
-            let by_shard = self.docs_by_shard();
-            for k in dirty_docs {
-                files.push(self.doc_file(k, by_shard.get(&k).map_or(&[][..], Vec::as_slice)));
+            let mut by_shard: BTreeMap<u32, Vec<&Doc>> =
+                dirty_docs.iter().map(|&k| (k, Vec::new())).collect();
+            for doc in self.docs.values() {
+                if let Some(list) = by_shard.get_mut(&(doc.key % self.layout.shards)) {
+                    list.push(doc);
+                }
+            }
+            for (k, mut docs) in by_shard {
+                docs.sort_unstable_by_key(|d| d.key);
+                files.push(self.doc_file(k, &docs));
             }
         }
         (files, false)
@@ -567,8 +579,8 @@ fn document(ctx: &Ctx<'_>, lang: Lang, r: &DocRef) -> Option<Doc> {
             }
         }
         DocRef::Article(id) => {
-            let pair = ctx.catalog.articles.get(id)?;
-            let item = ctx.article_item(id, lang)?;
+            let pair = ctx.catalog.articles.get(id.as_str())?;
+            let item = ctx.article_item(id, lang, true)?;
             meta.push_str("1,");
             push_json_string(&mut meta, id);
             meta.push(',');

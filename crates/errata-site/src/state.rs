@@ -14,7 +14,8 @@
 //! |--------------------------------------------------|------------|
 //! | file (anything)                                  | its page (en, zh), `api/v1/<id>.json`, its search documents |
 //! | existence, `signature`, `signature_zh`           | pages of entries whose transition graph names it, of articles whose `signatures` name it |
-//! | existence, titles, `last_updated`, `tags`, root causes | its domain and tag pages (old and new tags), home, feeds |
+//! | existence, titles, `last_updated`, `tags`         | its domain and tag pages (old and new tags), home |
+//! | existence, titles, `last_updated`, root causes   | feeds |
 //! | existence, `last_updated`                        | `sitemap.xml` |
 //! | existence, titles, `error_code`, `last_updated`  | `api/v1/index.json` |
 //! | existence, whether it is translated              | translation status pages |
@@ -22,8 +23,8 @@
 //!
 //! Articles (either language's file) likewise: their pages and search documents; the
 //! pages of the entries they name (old and new `signatures`) when their title,
-//! translation state or `signatures` change; domain, tag, home and feed pages when
-//! their listing (title, date, tags, summary) changes; translation status, sitemap and
+//! translation state or `signatures` change; domain, tag and home pages when their
+//! listing (titles, date, tags) changes; feeds when titles, date or summary change; translation status, sitemap and
 //! API index when what those show changes. A change under `runs/` re-renders everything
 //! in memory and writes only the files whose bytes changed. The theme and `errata.toml`
 //! are not watched here: the caller starts a new state (a full build) for those.
@@ -40,7 +41,7 @@ use errata_load::{ArticleDoc, EntryDoc, KnowledgeBase};
 use errata_model::Entry;
 use rayon::prelude::*;
 
-use crate::catalog::{Catalog, Translation, unique};
+use crate::catalog::{ArticlePair, Catalog, Translation, unique};
 use crate::error::{Error, ErrorKind};
 use crate::outputs::Out;
 use crate::pages::{Ctx, Texts};
@@ -100,6 +101,8 @@ pub struct SiteState {
     /// Site path → digest of the bytes on disk.
     written: BTreeMap<String, u64>,
     pages: usize,
+    /// The domains and tags with a page, as of the last build.
+    sections: (Vec<String>, Vec<String>),
 }
 
 impl std::fmt::Debug for SiteState {
@@ -143,8 +146,9 @@ impl SiteState {
             articles,
             texts,
         };
-        let (full, files) = {
+        let (full, files, sections) = {
             let catalog = store.catalog();
+            let sections = sections(&catalog);
             let ctx = Ctx {
                 theme: &theme,
                 opts: &opts,
@@ -155,7 +159,7 @@ impl SiteState {
             };
             let mut full = render_all(&ctx)?;
             let files = std::mem::take(&mut full.files);
-            (full, files)
+            (full, files, sections)
         };
         files.write_atomically(out)?;
         let written = files
@@ -180,6 +184,7 @@ impl SiteState {
                 out: out.to_path_buf(),
                 written,
                 pages: full.pages,
+                sections,
             },
             report,
         ))
@@ -213,11 +218,11 @@ impl SiteState {
             ..
         } = reload;
         let reloaded = entry_paths.len() + article_paths.len() + usize::from(runs_changed);
+        let mut timer = Timer::new();
 
         // What the changed files were before: ids, and the facts pages show of them.
-        let (entry_ids, article_ids, old_entries, old_articles, old_sections) = {
-            let catalog = self.store.catalog();
-            let old_sections = sections(&catalog);
+        // (Found by scanning the documents: cheaper than a second catalog.)
+        let (entry_ids, article_ids, old_entries, old_articles) = {
             let mut entry_ids: BTreeSet<String> = BTreeSet::new();
             let mut article_ids: BTreeSet<String> = BTreeSet::new();
             for rel in &entry_paths {
@@ -234,19 +239,13 @@ impl SiteState {
             article_ids.extend(kb.articles.iter().filter_map(|d| d.path_id.clone()));
             let old_entries: BTreeMap<String, Option<EntryFacts>> = entry_ids
                 .iter()
-                .map(|id| (id.clone(), EntryFacts::of(&catalog, id)))
+                .map(|id| (id.clone(), EntryFacts::before(&self.store, id)))
                 .collect();
             let old_articles: BTreeMap<String, Option<ArticleFacts>> = article_ids
                 .iter()
-                .map(|id| (id.clone(), ArticleFacts::of(&catalog, &self.store, id)))
+                .map(|id| (id.clone(), ArticleFacts::before(&self.store, id)))
                 .collect();
-            (
-                entry_ids,
-                article_ids,
-                old_entries,
-                old_articles,
-                old_sections,
-            )
+            (entry_ids, article_ids, old_entries, old_articles)
         };
 
         // Swap the documents.
@@ -286,6 +285,7 @@ impl SiteState {
             self.runs = Runs::load(&root)?;
         }
 
+        timer.lap("reload");
         let catalog = self.store.catalog();
         let ctx = Ctx {
             theme: &self.theme,
@@ -296,8 +296,10 @@ impl SiteState {
             texts: &self.store,
         };
         self.pages = Out::page_count(&catalog);
+        timer.lap("catalog");
 
         if runs_changed {
+            self.sections = sections(&catalog);
             // Verdicts can change on any page: render everything, write what differs.
             let mut full = render_all(&ctx)?;
             self.search = std::mem::take(&mut full.search);
@@ -345,7 +347,7 @@ impl SiteState {
             if entry_title(o) != entry_title(n) {
                 for (other, (e, _)) in &catalog.entries {
                     if e.edges().any(|(_, _, target)| target == id) {
-                        both(&mut dirty, &|l| Out::Entry(other.clone(), l));
+                        both(&mut dirty, &|l| Out::Entry(other.to_string(), l));
                     }
                 }
                 for (aid, pair) in &catalog.articles {
@@ -355,22 +357,24 @@ impl SiteState {
                         .as_ref()
                         .is_some_and(|f| f.signatures.iter().any(|s| s.trim() == id));
                     if names {
-                        both(&mut dirty, &|l| Out::Article(aid.clone(), l));
+                        both(&mut dirty, &|l| Out::Article(aid.to_string(), l));
                     }
                 }
             }
             if entry_listing(o) != entry_listing(n) {
                 let domain = id.split('/').next().unwrap_or_default().to_string();
                 both(&mut dirty, &|l| Out::Domain(domain.clone(), l));
-                let tags: BTreeSet<String> = o
+                let tags: BTreeSet<&str> = o
                     .into_iter()
                     .chain(n)
                     .flat_map(|e| unique(&e.tags))
                     .collect();
                 for tag in tags {
-                    both(&mut dirty, &|l| Out::Tag(tag.clone(), l));
+                    both(&mut dirty, &|l| Out::Tag(tag.to_string(), l));
                 }
                 both(&mut dirty, &Out::Home);
+            }
+            if entry_feed(o) != entry_feed(n) {
                 both(&mut dirty, &Out::Feed);
             }
             if o.map(|e| &e.last_updated) != n.map(|e| &e.last_updated) {
@@ -385,7 +389,10 @@ impl SiteState {
         }
         for id in &article_ids {
             let old = old_articles.get(id).and_then(Option::as_ref);
-            let new = ArticleFacts::of(&catalog, &self.store, id);
+            let new = catalog
+                .articles
+                .get(id.as_str())
+                .map(|pair| ArticleFacts::of(pair, &self.store));
             let new = new.as_ref();
             if old == new {
                 continue;
@@ -402,7 +409,7 @@ impl SiteState {
                     .flat_map(|f| &f.signatures)
                     .collect();
                 for entry in named {
-                    if catalog.entries.contains_key(entry) {
+                    if catalog.entries.contains_key(entry.as_str()) {
                         both(&mut dirty, &|l| Out::Entry(entry.clone(), l));
                     }
                 }
@@ -416,6 +423,8 @@ impl SiteState {
                     both(&mut dirty, &|l| Out::Tag(tag.clone(), l));
                 }
                 both(&mut dirty, &Out::Home);
+            }
+            if old.map(ArticleFacts::feed) != new.map(ArticleFacts::feed) {
                 both(&mut dirty, &Out::Feed);
             }
             if old.map(ArticleFacts::status) != new.map(ArticleFacts::status) {
@@ -426,9 +435,11 @@ impl SiteState {
                 dirty.insert(Out::Sitemap);
             }
         }
-        if sections(&catalog) != old_sections {
+        let new_sections = sections(&catalog);
+        if new_sections != self.sections {
             // The sitemap lists every domain and tag page.
             dirty.insert(Out::Sitemap);
+            self.sections = new_sections;
         }
         if existence_changed {
             // Page sets, counts and the search page's document count.
@@ -438,6 +449,7 @@ impl SiteState {
             both(&mut dirty, &Out::Translations);
         }
 
+        timer.lap("dependents");
         // Render, in parallel with the search index update.
         let dirty: Vec<Out> = dirty.into_iter().collect();
         let search = &mut self.search;
@@ -478,7 +490,9 @@ impl SiteState {
             files.extend(produced);
         }
         let rendered = dirty.len();
+        timer.lap("render");
         let (written, removed) = sync(&self.out, &mut self.written, files, stale)?;
+        timer.lap("write");
         Ok(Rebuild {
             reloaded,
             rendered,
@@ -487,6 +501,26 @@ impl SiteState {
             pages: self.pages,
             full: false,
         })
+    }
+}
+
+/// Phase timings of a rebuild on stderr, with `ERRATA_SITE_TIMINGS=1` (for profiling).
+struct Timer(Option<std::time::Instant>);
+
+impl Timer {
+    fn new() -> Timer {
+        let on = std::env::var_os("ERRATA_SITE_TIMINGS").is_some_and(|v| v == "1");
+        Timer(on.then(std::time::Instant::now))
+    }
+
+    fn lap(&mut self, phase: &str) {
+        if let Some(start) = self.0 {
+            eprintln!(
+                "  rebuild {phase:<10} {:>7.1} ms",
+                start.elapsed().as_secs_f64() * 1e3
+            );
+            self.0 = Some(std::time::Instant::now());
+        }
     }
 }
 
@@ -563,8 +597,8 @@ fn digest(bytes: &[u8]) -> u64 {
 /// The domains and tags that have a page.
 fn sections(catalog: &Catalog<'_>) -> (Vec<String>, Vec<String>) {
     (
-        catalog.domains.keys().cloned().collect(),
-        catalog.tags.keys().cloned().collect(),
+        catalog.domains.keys().map(|d| d.to_string()).collect(),
+        catalog.tags.keys().map(|t| t.to_string()).collect(),
     )
 }
 
@@ -591,6 +625,20 @@ struct EntryFacts {
 }
 
 impl EntryFacts {
+    /// The facts of the entry the catalog of `store` would have under `id` (the first
+    /// file in path order with that id).
+    fn before(store: &Store, id: &str) -> Option<EntryFacts> {
+        if !crate::urls::is_safe_id(id) {
+            return None;
+        }
+        let doc = store.entries.values().find(|d| entry_id(d) == Some(id))?;
+        Some(EntryFacts {
+            path: doc.path.clone(),
+            text: doc.text().to_string(),
+            entry: doc.entry.clone()?,
+        })
+    }
+
     fn of(catalog: &Catalog<'_>, id: &str) -> Option<EntryFacts> {
         let (entry, doc) = catalog.entries.get(id)?;
         Some(EntryFacts {
@@ -606,20 +654,29 @@ fn entry_title(e: Option<&Entry>) -> Option<(&str, &str)> {
     e.map(|e| (e.signature.as_str(), e.signature_zh.as_str()))
 }
 
-/// Titles, date, tags and root causes: how lists, feeds and the home page show an entry.
-type Listing<'a> = (&'a str, &'a str, &'a str, Vec<String>, &'a str, &'a str);
-
-/// How lists, tags, feeds and the home page show an entry.
-fn entry_listing(e: Option<&Entry>) -> Option<Listing<'_>> {
+/// How domain and tag lists and the home page show an entry: titles, date, tags.
+fn entry_listing(e: Option<&Entry>) -> Option<(&str, &str, &str, Vec<&str>)> {
     e.map(|e| {
         (
             e.signature.as_str(),
             e.signature_zh.as_str(),
             e.last_updated.as_str(),
             unique(&e.tags),
-            e.root_cause.as_str(),
-            e.root_cause_zh.as_str(),
         )
+    })
+}
+
+/// How the feeds show an entry: titles, date, and the root cause as summary.
+fn entry_feed(e: Option<&Entry>) -> Option<[&str; 5]> {
+    e.map(|e| {
+        [
+            &e.signature,
+            &e.signature_zh,
+            &e.last_updated,
+            &e.root_cause,
+            &e.root_cause_zh,
+        ]
+        .map(String::as_str)
     })
 }
 
@@ -657,8 +714,25 @@ struct ArticleFacts {
 }
 
 impl ArticleFacts {
-    fn of(catalog: &Catalog<'_>, texts: &dyn Texts, id: &str) -> Option<ArticleFacts> {
-        let pair = catalog.articles.get(id)?;
+    /// The facts of the article the catalog of `store` would have under `id`.
+    fn before(store: &Store, id: &str) -> Option<ArticleFacts> {
+        if !crate::urls::is_safe_id(id) {
+            return None;
+        }
+        let with = |zh: bool| {
+            store.articles.values().find(|d| {
+                d.path_id.as_deref() == Some(id) && (d.lang.as_deref() == Some("zh")) == zh
+            })
+        };
+        let pair = ArticlePair {
+            id,
+            en: with(false)?,
+            zh: with(true),
+        };
+        Some(ArticleFacts::of(&pair, store))
+    }
+
+    fn of(pair: &ArticlePair<'_>, texts: &dyn Texts) -> ArticleFacts {
         let text = |doc: &ArticleDoc| texts.text(&doc.path).unwrap_or("").to_string();
         let mut files = vec![(pair.en.path.clone(), text(pair.en))];
         if let Some(zh) = pair.zh {
@@ -676,12 +750,18 @@ impl ArticleFacts {
             _ => pair.title().to_string(),
         };
         let body = files[0].1.get(pair.en.body_range.clone()).unwrap_or("");
-        Some(ArticleFacts {
+        ArticleFacts {
             title_en: pair.title().to_string(),
             title_zh,
             date: pair.date().to_string(),
-            tags: unique(&front.tags),
-            signatures: unique(&front.signatures),
+            tags: unique(&front.tags)
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            signatures: unique(&front.signatures)
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
             translation: match pair.translation() {
                 Translation::Current => "current",
                 Translation::Outdated => "outdated",
@@ -689,7 +769,7 @@ impl ArticleFacts {
             },
             summary: crate::pages::first_paragraph(body),
             files,
-        })
+        }
     }
 
     /// How entry pages name the article.
@@ -701,16 +781,16 @@ impl ArticleFacts {
         self.signatures.iter().map(String::as_str).collect()
     }
 
-    /// How lists, tags, feeds and the home page show it.
+    /// How domain and tag lists and the home page show it.
     fn listing(&self) -> Facet<'_> {
-        let mut f = vec![
-            self.title_en.as_str(),
-            &self.title_zh,
-            &self.date,
-            &self.summary,
-        ];
+        let mut f = vec![self.title_en.as_str(), &self.title_zh, &self.date];
         f.extend(self.tags.iter().map(String::as_str));
         f
+    }
+
+    /// How the feeds show it.
+    fn feed(&self) -> Facet<'_> {
+        vec![&self.title_en, &self.title_zh, &self.date, &self.summary]
     }
 
     /// What the translation status page and the API index say.
