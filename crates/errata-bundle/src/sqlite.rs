@@ -1,20 +1,31 @@
 //! The bundle's SQLite database: entries, dead ends, workarounds and articles as
-//! tables, with FTS5 full-text search in English and Chinese.
+//! tables, with FTS5 full-text search in English and Chinese over entries and articles.
 //!
-//! Chinese has no spaces between words, so the Chinese index holds *bigrams*: every run
+//! | table | what |
+//! |---|---|
+//! | `meta` | `format_version`, `version`, `schema_version`, and how `search_zh` is segmented |
+//! | `entries` | one row per entry (`rowid` in id order), key fields and the entry's `json` |
+//! | `dead_ends`, `workarounds` | one row per item, by `entry_id` and `position` |
+//! | `articles` | one row per article or translation: `path` (the bundle member), `id`, `lang`, `title`, `markdown` (the file), `text` (plain) |
+//! | `search_en` | FTS5 (porter) over each entry's signature, root cause, workarounds and dead ends; `rowid` = `entries.rowid` |
+//! | `search_zh` | FTS5 over the Chinese signature, root cause and workarounds (bigrams, below); `rowid` = `entries.rowid` |
+//! | `search_articles_en` | FTS5 (porter) over English articles: `path` (unindexed, = `articles.path`), `title`, `text` |
+//! | `search_articles_zh` | FTS5 over Chinese translations, the same columns, title and text as bigrams |
+//!
+//! Chinese has no spaces between words, so the Chinese indexes hold *bigrams*: every run
 //! of CJK characters is written as its overlapping pairs (`内存不足` → `内存 存不 不足`,
 //! a lone character stays as it is), and other text as it is. A query is segmented the
 //! same way and searched as a phrase: `search_zh MATCH '"内存 存不 不足"'` finds exactly
 //! the texts that contain `内存不足`. [`zh_query`] does this; the `meta` table documents
 //! it for consumers in other languages.
 //!
-//! The file is byte-identical for the same input: built in a fresh file with a fixed page
-//! size, rows inserted in id order, FTS indexes merged, then `VACUUM`ed; SQLite writes no
-//! timestamps.
+//! The file is byte-identical for the same input. It is built in memory by one fixed
+//! sequence of statements in one transaction — the tables in id (or path) order, then
+//! each full-text index, whose whole input stays in memory until the commit so that it
+//! is written as a single segment (nothing to merge, no free pages, no `VACUUM`) — and
+//! serialised; SQLite writes no timestamps.
 
-use std::path::Path;
-
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, MAIN_DB, OpenFlags, params};
 use serde_json::Value;
 
 use crate::Error;
@@ -23,10 +34,12 @@ const SCHEMA: &str = "
 PRAGMA page_size = 4096;
 PRAGMA journal_mode = OFF;
 PRAGMA synchronous = OFF;
+PRAGMA temp_store = MEMORY;
+PRAGMA foreign_keys = OFF;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE entries (
     rowid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
+    id TEXT NOT NULL,
     domain TEXT NOT NULL,
     category TEXT NOT NULL,
     signature TEXT NOT NULL,
@@ -64,7 +77,117 @@ CREATE TABLE articles (
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE search_en USING fts5(signature, root_cause, workarounds, dead_ends, tokenize = 'porter unicode61');
 CREATE VIRTUAL TABLE search_zh USING fts5(signature, root_cause, workarounds, tokenize = 'unicode61');
+CREATE VIRTUAL TABLE search_articles_en USING fts5(path UNINDEXED, title, text, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE search_articles_zh USING fts5(path UNINDEXED, title, text, tokenize = 'unicode61');
 ";
+
+/// The full-text tables, in the order they are filled.
+const FTS_TABLES: [&str; 4] = [
+    "search_en",
+    "search_zh",
+    "search_articles_en",
+    "search_articles_zh",
+];
+
+/// Bytes of pending full-text data an index keeps in memory before writing a segment
+/// (FTS5's `hashsize`; its default is 1 MiB). Larger than any index here, so that each
+/// one is written once, as one segment, at the commit.
+const FTS_HASH_SIZE: i64 = 1 << 30;
+
+/// Everything the database holds of one entry, taken out of its JSON beforehand (on
+/// any thread: [`EntryRow::new`] is the part of the work that parallelises).
+pub(crate) struct EntryRow<'a> {
+    id: &'a str,
+    domain: &'a str,
+    category: &'a str,
+    signature: &'a str,
+    signature_zh: &'a str,
+    regex: &'a str,
+    root_cause: &'a str,
+    root_cause_zh: &'a str,
+    error_code: Option<&'a str>,
+    /// The entry's JSON as written in `entries.jsonl`.
+    json: &'a str,
+    /// `(action, why_fails, fail_rate)`.
+    dead_ends: Vec<(&'a str, &'a str, Option<f64>)>,
+    /// `(action, action_zh, how, success_rate)`.
+    workarounds: Vec<(&'a str, &'a str, &'a str, Option<f64>)>,
+    /// `search_en`'s workarounds and dead_ends columns.
+    en: [String; 2],
+    /// `search_zh`'s columns, segmented.
+    zh: [String; 3],
+}
+
+impl<'a> EntryRow<'a> {
+    /// The row of entry `e`, whose one-line JSON is `json`.
+    pub(crate) fn new(e: &'a Value, json: &'a str) -> EntryRow<'a> {
+        let dead = list(e, "dead_ends");
+        let work = list(e, "workarounds");
+        let zh = list(e, "workarounds_zh");
+        let join = |items: &'a [Value], keys: &[&str]| {
+            let mut out = String::new();
+            for t in items
+                .iter()
+                .flat_map(|v| keys.iter().map(move |k| text(v, k)))
+                .filter(|t| !t.is_empty())
+            {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(t);
+            }
+            out
+        };
+        let zh_work: Vec<String> = zh
+            .iter()
+            .filter_map(Value::as_str)
+            .map(zh_segment)
+            .collect();
+        EntryRow {
+            id: text(e, "id"),
+            domain: text(e, "domain"),
+            category: text(e, "category"),
+            signature: text(e, "signature"),
+            signature_zh: text(e, "signature_zh"),
+            regex: text(e, "regex"),
+            root_cause: text(e, "root_cause"),
+            root_cause_zh: text(e, "root_cause_zh"),
+            error_code: e.get("error_code").and_then(Value::as_str),
+            json,
+            dead_ends: dead
+                .iter()
+                .map(|d| {
+                    (
+                        text(d, "action"),
+                        text(d, "why_fails"),
+                        d.get("fail_rate").and_then(Value::as_f64),
+                    )
+                })
+                .collect(),
+            workarounds: work
+                .iter()
+                .enumerate()
+                .map(|(p, w)| {
+                    (
+                        text(w, "action"),
+                        zh.get(p).and_then(Value::as_str).unwrap_or_default(),
+                        text(w, "how"),
+                        w.get("success_rate").and_then(Value::as_f64),
+                    )
+                })
+                .collect(),
+            en: [
+                join(work, &["action", "how"]),
+                join(dead, &["action", "why_fails"]),
+            ],
+            zh: [
+                zh_segment(text(e, "signature_zh")),
+                zh_segment(text(e, "root_cause_zh")),
+                zh_work.join("\n"),
+            ],
+        }
+    }
+}
 
 /// One article row.
 pub(crate) struct ArticleRow<'a> {
@@ -76,124 +199,159 @@ pub(crate) struct ArticleRow<'a> {
     pub text: &'a str,
 }
 
-/// Builds the database in `dir` (a scratch directory) and returns its bytes.
+/// Builds the database (in memory) and returns its bytes.
 pub(crate) fn build(
-    dir: &Path,
     meta: &[(&str, String)],
-    entries: &[&Value],
+    entries: &[EntryRow<'_>],
     articles: &[ArticleRow<'_>],
 ) -> Result<Vec<u8>, Error> {
-    let path = dir.join("errata.sqlite");
-    let mut db = Connection::open(&path)?;
+    build_in_memory(meta, entries, articles).map_err(|e| match e {
+        Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+            if f.code == rusqlite::ErrorCode::DiskFull =>
+        {
+            Error::Invalid(
+                "the SQLite database outgrew SQLite's in-memory limit (1 GiB)".to_string(),
+            )
+        }
+        e => e,
+    })
+}
+
+fn build_in_memory(
+    meta: &[(&str, String)],
+    entries: &[EntryRow<'_>],
+    articles: &[ArticleRow<'_>],
+) -> Result<Vec<u8>, Error> {
+    // SQLite's `memdb` VFS: the database is one buffer, handed over without a page by
+    // page copy, with a proper file header. A name without a leading `/` is private to
+    // this connection (concurrent builds do not share it).
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut db = Connection::open_with_flags("file:errata-bundle.sqlite?vfs=memdb", flags)?;
     db.execute_batch(SCHEMA)?;
     let tx = db.transaction()?;
+    for table in FTS_TABLES {
+        tx.execute(
+            &format!("INSERT INTO {table} ({table}, rank) VALUES ('hashsize', ?1)"),
+            [FTS_HASH_SIZE],
+        )?;
+    }
     {
         let mut put_meta = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
         for (k, v) in meta {
             put_meta.execute(params![k, v])?;
         }
-        put_meta.execute(params!["fts_zh", "search_zh holds CJK runs as overlapping bigrams; segment a query the same way and MATCH it as a phrase"])?;
-        let mut put_entry = tx.prepare(
-            "INSERT INTO entries (rowid, id, domain, category, signature, signature_zh, regex, root_cause, root_cause_zh, error_code, json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )?;
-        let mut put_dead = tx.prepare("INSERT INTO dead_ends VALUES (?1, ?2, ?3, ?4, ?5)")?;
-        let mut put_work = tx.prepare("INSERT INTO workarounds VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
-        let mut put_en = tx.prepare("INSERT INTO search_en (rowid, signature, root_cause, workarounds, dead_ends) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-        let mut put_zh = tx.prepare("INSERT INTO search_zh (rowid, signature, root_cause, workarounds) VALUES (?1, ?2, ?3, ?4)")?;
-        for (i, e) in entries.iter().enumerate() {
-            let rowid = i as i64 + 1;
-            let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
-            let id = s("id");
-            put_entry.execute(params![
-                rowid,
-                id,
-                s("domain"),
-                s("category"),
-                s("signature"),
-                s("signature_zh"),
-                s("regex"),
-                s("root_cause"),
-                s("root_cause_zh"),
-                e.get("error_code").and_then(Value::as_str),
-                serde_json::to_string(e).unwrap_or_default(),
-            ])?;
-            let list = |k: &str| {
-                e.get(k)
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default()
-            };
-            let field = |v: &Value, k: &str| {
-                v.get(k)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            let dead_ends = list("dead_ends");
-            for (p, d) in dead_ends.iter().enumerate() {
-                put_dead.execute(params![
-                    id,
-                    p as i64,
-                    field(d, "action"),
-                    field(d, "why_fails"),
-                    d.get("fail_rate").and_then(Value::as_f64)
-                ])?;
-            }
-            let workarounds = list("workarounds");
-            let zh = list("workarounds_zh");
-            for (p, w) in workarounds.iter().enumerate() {
-                let action_zh = zh.get(p).and_then(Value::as_str).unwrap_or_default();
-                put_work.execute(params![
-                    id,
-                    p as i64,
-                    field(w, "action"),
-                    action_zh,
-                    field(w, "how"),
-                    w.get("success_rate").and_then(Value::as_f64)
-                ])?;
-            }
-            let join = |items: &[Value], keys: &[&str]| {
-                items
-                    .iter()
-                    .flat_map(|v| keys.iter().map(move |k| field(v, k)))
-                    .filter(|t| !t.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
-            put_en.execute(params![
-                rowid,
-                s("signature"),
-                s("root_cause"),
-                join(&workarounds, &["action", "how"]),
-                join(&dead_ends, &["action", "why_fails"])
-            ])?;
-            let zh_work: Vec<String> = zh
-                .iter()
-                .filter_map(Value::as_str)
-                .map(zh_segment)
-                .collect();
-            put_zh.execute(params![
-                rowid,
-                zh_segment(s("signature_zh")),
-                zh_segment(s("root_cause_zh")),
-                zh_work.join("\n")
-            ])?;
-        }
-        let mut put_article = tx.prepare("INSERT INTO articles VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
-        for a in articles {
-            put_article.execute(params![a.path, a.id, a.lang, a.title, a.markdown, a.text])?;
-        }
+        put_meta.execute(params!["fts_zh", "search_zh and search_articles_zh hold CJK runs as overlapping bigrams; segment a query the same way and MATCH it as a phrase"])?;
+        insert_tables(&tx, entries, articles)?;
+        // Built after the rows, in one go: its pages are contiguous too.
+        tx.execute_batch("CREATE UNIQUE INDEX entries_id ON entries (id);")?;
+        insert_search(&tx, entries, articles)?;
     }
     tx.commit()?;
-    // One b-tree per index, then a compact file: the layout depends only on the content.
-    db.execute_batch(
-        "INSERT INTO search_en (search_en) VALUES ('optimize');
-         INSERT INTO search_zh (search_zh) VALUES ('optimize');
-         VACUUM;",
-    )?;
+    // The indexes are written; new connections get FTS5's default pending size back.
+    for table in FTS_TABLES {
+        db.execute(
+            &format!("DELETE FROM {table}_config WHERE k = 'hashsize'"),
+            [],
+        )?;
+    }
+    let bytes = db.serialize(MAIN_DB)?.to_vec();
     db.close().map_err(|(_, e)| Error::Sqlite(e))?;
-    std::fs::read(&path).map_err(|e| Error::io(&path, e))
+    Ok(bytes)
+}
+
+fn text<'v>(v: &'v Value, k: &str) -> &'v str {
+    v.get(k).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn list<'v>(v: &'v Value, k: &str) -> &'v [Value] {
+    v.get(k)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+fn insert_tables(
+    tx: &rusqlite::Transaction<'_>,
+    entries: &[EntryRow<'_>],
+    articles: &[ArticleRow<'_>],
+) -> Result<(), Error> {
+    let mut put_entry = tx.prepare(
+        "INSERT INTO entries (rowid, id, domain, category, signature, signature_zh, regex, root_cause, root_cause_zh, error_code, json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    let mut put_dead = tx.prepare("INSERT INTO dead_ends VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    let mut put_work = tx.prepare("INSERT INTO workarounds VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+    // One table after the other, so that each one's pages are contiguous in the file
+    // (which compresses better than interleaved pages).
+    for (i, e) in entries.iter().enumerate() {
+        put_entry.execute(params![
+            i as i64 + 1,
+            e.id,
+            e.domain,
+            e.category,
+            e.signature,
+            e.signature_zh,
+            e.regex,
+            e.root_cause,
+            e.root_cause_zh,
+            e.error_code,
+            e.json,
+        ])?;
+    }
+    for e in entries {
+        for (p, (action, why_fails, rate)) in e.dead_ends.iter().enumerate() {
+            put_dead.execute(params![e.id, p as i64, action, why_fails, rate])?;
+        }
+    }
+    for e in entries {
+        for (p, (action, action_zh, how, rate)) in e.workarounds.iter().enumerate() {
+            put_work.execute(params![e.id, p as i64, action, action_zh, how, rate])?;
+        }
+    }
+    let mut put_article = tx.prepare("INSERT INTO articles VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+    for a in articles {
+        put_article.execute(params![a.path, a.id, a.lang, a.title, a.markdown, a.text])?;
+    }
+    Ok(())
+}
+
+fn insert_search(
+    tx: &rusqlite::Transaction<'_>,
+    entries: &[EntryRow<'_>],
+    articles: &[ArticleRow<'_>],
+) -> Result<(), Error> {
+    {
+        let mut put_en = tx.prepare("INSERT INTO search_en (rowid, signature, root_cause, workarounds, dead_ends) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+        for (i, e) in entries.iter().enumerate() {
+            put_en.execute(params![
+                i as i64 + 1,
+                e.signature,
+                e.root_cause,
+                e.en[0],
+                e.en[1]
+            ])?;
+        }
+    }
+    {
+        let mut put_zh = tx.prepare("INSERT INTO search_zh (rowid, signature, root_cause, workarounds) VALUES (?1, ?2, ?3, ?4)")?;
+        for (i, e) in entries.iter().enumerate() {
+            put_zh.execute(params![i as i64 + 1, e.zh[0], e.zh[1], e.zh[2]])?;
+        }
+    }
+    let mut put_en =
+        tx.prepare("INSERT INTO search_articles_en (path, title, text) VALUES (?1, ?2, ?3)")?;
+    for a in articles.iter().filter(|a| a.lang == "en") {
+        put_en.execute(params![a.path, a.title, a.text])?;
+    }
+    let mut put_zh =
+        tx.prepare("INSERT INTO search_articles_zh (path, title, text) VALUES (?1, ?2, ?3)")?;
+    for a in articles.iter().filter(|a| a.lang == "zh") {
+        put_zh.execute(params![a.path, zh_segment(a.title), zh_segment(a.text)])?;
+    }
+    Ok(())
 }
 
 /// CJK characters are indexed as bigrams (see the module documentation).

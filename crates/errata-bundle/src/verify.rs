@@ -7,11 +7,8 @@ use errata_consumer::archive::Archive;
 use errata_consumer::{ENTRIES, MANIFEST, Manifest};
 
 use crate::SHA256SUMS;
+use crate::schemas::MANIFEST_SCHEMA;
 use crate::write::parse_sums;
-
-/// The manifest schema, as committed in `schema/bundle-manifest.schema.json`. Embedded:
-/// a bundle is never checked against a schema it carries itself.
-pub const MANIFEST_SCHEMA: &str = include_str!("../../../schema/bundle-manifest.schema.json");
 
 /// The outcome of verifying one bundle file.
 #[derive(Debug, Clone, Default)]

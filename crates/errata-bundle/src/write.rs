@@ -1,15 +1,17 @@
 //! Writing `errata-<version>.tar.gz`, `SHA256SUMS` and `CHANGELOG.md`.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use errata_consumer::{Counts, FORMAT_VERSION, FileRecord, MANIFEST, Manifest};
 use errata_load::KnowledgeBase;
 use serde_json::Value;
 
+use rayon::prelude::*;
+
 use crate::diff::{Diff, Snapshot};
-use crate::sqlite::{self, ArticleRow};
+use crate::gz;
+use crate::sqlite::{self, ArticleRow, EntryRow};
 use crate::version::{INITIAL, Version};
 use crate::{BundleOptions, CHANGELOG, Error, SHA256SUMS};
 
@@ -39,71 +41,250 @@ pub fn write_bundle(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<PathBuf,
     write_bundle_report(kb, opts).map(|w| w.path)
 }
 
+/// An article, ready for its members and its database row.
+struct Article {
+    /// `articles/<id>[.<lang>]`: the members are `<stem>.md` and `<stem>.txt`.
+    stem: String,
+    id: String,
+    lang: String,
+    translation: bool,
+    title: String,
+    markdown: String,
+    text: String,
+}
+
+/// The database member: the archive holds members in path order, so the ones before it
+/// can be compressed while it is being built.
+const DATABASE: &str = "errata.sqlite";
+
 /// [`write_bundle`], returning the manifest and the diff too.
+///
+/// The work: the entries are parsed and serialised in parallel; then the SQLite database
+/// is built on one thread while the members that precede it in the archive are hashed
+/// and compressed on the others (gzip in fixed pieces, in parallel); then the database
+/// and the members after it; the manifest, first in the archive but known last, is
+/// compressed at the end and the pieces are assembled in archive order.
 pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<Written, Error> {
+    let epoch = opts.epoch()?;
+    // Asking git takes a few milliseconds of waiting on other processes: do it meanwhile.
+    let source_commit = std::thread::scope(|scope| {
+        let commit = scope.spawn(|| opts.source_commit(&kb.root));
+        let content = collect(kb, opts, epoch);
+        commit
+            .join()
+            .map_err(|_| Error::Invalid("asking git for the source commit panicked".into()))
+            .map(|c| (c, content))
+    });
+    let (source_commit, content) = source_commit?;
+    let Content {
+        snapshot,
+        json,
+        mut members,
+        articles,
+        counts,
+        version,
+        diff,
+        changelog,
+    } = content?;
+
+    let meta = [
+        ("format_version", FORMAT_VERSION.to_string()),
+        ("version", version.to_string()),
+        ("schema_version", snapshot.schema_version.clone()),
+    ];
+    let values: Vec<(&Value, &String)> = snapshot.entries.values().zip(&json).collect();
+    let entry_rows: Vec<EntryRow<'_>> = values
+        .par_iter()
+        .map(|(value, json)| EntryRow::new(value, json))
+        .collect();
+    let paths: Vec<String> = articles.iter().map(|a| format!("{}.md", a.stem)).collect();
+    let article_rows: Vec<ArticleRow<'_>> = articles
+        .iter()
+        .zip(&paths)
+        .map(|(a, path)| ArticleRow {
+            path,
+            id: &a.id,
+            lang: &a.lang,
+            title: &a.title,
+            markdown: &a.markdown,
+            text: &a.text,
+        })
+        .collect();
+
+    // Members before the database: hash and compress them while it is built.
+    let after = members.split_off(DATABASE);
+    let before = members;
+    let (db, before_done) = rayon::join(
+        || sqlite::build(&meta, &entry_rows, &article_rows),
+        || tar_part(&before, false, epoch),
+    );
+    let (before_records, before_gz) = before_done?;
+    let mut rest = after;
+    rest.insert(DATABASE.into(), db?);
+    let (after_records, after_gz) = tar_part(&rest, true, epoch)?;
+
+    let mut files = before_records;
+    files.extend(after_records);
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        name: "errata".into(),
+        version: version.to_string(),
+        schema_version: snapshot.schema_version.clone(),
+        source_commit,
+        build_date: format!("{}T{}Z", civil_date(epoch), civil_time(epoch)),
+        counts,
+        files,
+    };
+    let mut manifest_json =
+        serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Invalid(e.to_string()))?;
+    manifest_json.push(b'\n');
+    let manifest_header = header(MANIFEST, manifest_json.len(), epoch)?;
+    let padding = &ZEROS[..(512 - manifest_json.len() % 512) % 512];
+    let manifest_gz = gz::deflate(&[&manifest_header, &manifest_json, padding], false)
+        .map_err(|e| Error::Invalid(format!("compressing {MANIFEST}: {e}")))?;
+    let bundle = gz::assemble(&[&manifest_gz, &before_gz, &after_gz]);
+
+    // Into place: the bundle, then SHA256SUMS and CHANGELOG.md beside it.
+    std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
+    let scratch = tempfile::Builder::new()
+        .prefix(".errata-bundle-")
+        .tempdir_in(&opts.out_dir)
+        .map_err(|e| Error::io(&opts.out_dir, e))?;
+    let name = bundle_file_name(version);
+    let final_path = opts.out_dir.join(&name);
+    write_atomic(scratch.path(), &final_path, &bundle, true)?;
+    // SHA256SUMS lists exactly the bundle files this run wrote: it is the same bytes for
+    // the same input whatever else the directory holds, and never vouches for a file
+    // this run did not produce.
+    let sums = format!(
+        "{}  {name}\n",
+        errata_consumer::archive::sha256_hex(&bundle)
+    );
+    write_atomic(
+        scratch.path(),
+        &opts.out_dir.join(SHA256SUMS),
+        sums.as_bytes(),
+        false,
+    )?;
+    write_atomic(
+        scratch.path(),
+        &opts.out_dir.join(CHANGELOG),
+        changelog.as_bytes(),
+        false,
+    )?;
+    Ok(Written {
+        path: final_path,
+        manifest,
+        diff,
+    })
+}
+
+/// Everything but the database, the manifest and the archive.
+struct Content {
+    /// The entries (by id, first file wins), the schema version, article hashes.
+    snapshot: Snapshot,
+    /// Each entry's JSON on one line, in id order.
+    json: Vec<String>,
+    /// Every member except the manifest and the database, by path.
+    members: BTreeMap<String, Vec<u8>>,
+    articles: Vec<Article>,
+    counts: Counts,
+    version: Version,
+    diff: Option<Diff>,
+    changelog: String,
+}
+
+fn collect(kb: &KnowledgeBase, opts: &BundleOptions, epoch: u64) -> Result<Content, Error> {
     let mut members: BTreeMap<String, Vec<u8>> = BTreeMap::new();
 
     // Entries, sorted by id; a duplicated id keeps its first file (the checker reports it).
-    let mut entries: BTreeMap<&str, Value> = BTreeMap::new();
+    let mut docs: BTreeMap<&str, &errata_load::EntryDoc> = BTreeMap::new();
     for doc in &kb.entries {
         if let Some(entry) = &doc.entry
             && !entry.id.is_empty()
         {
-            entries
-                .entry(entry.id.as_str())
-                .or_insert_with(|| doc.value());
+            docs.entry(entry.id.as_str()).or_insert(doc);
         }
     }
-    let values: Vec<&Value> = entries.values().collect();
-    let mut json = serde_json::to_vec(&values).map_err(|e| Error::Invalid(e.to_string()))?;
-    json.push(b'\n');
-    members.insert(errata_consumer::ENTRIES.into(), json);
-    let mut jsonl = Vec::new();
-    for v in &values {
-        serde_json::to_writer(&mut jsonl, v).map_err(|e| Error::Invalid(e.to_string()))?;
-        jsonl.push(b'\n');
+    let docs: Vec<(&str, &errata_load::EntryDoc)> = docs.into_iter().collect();
+    let parsed: Vec<(Value, String)> = docs
+        .par_iter()
+        .map(|(_, doc)| {
+            let value = doc.value();
+            serde_json::to_string(&value)
+                .map(|json| (value, json))
+                .map_err(|e| Error::Invalid(format!("{}: {e}", doc.path.display())))
+        })
+        .collect::<Result<_, _>>()?;
+    let total: usize = parsed.iter().map(|(_, j)| j.len() + 1).sum();
+    let mut array = Vec::with_capacity(total + 2);
+    let mut lines = Vec::with_capacity(total);
+    array.push(b'[');
+    for (i, (_, j)) in parsed.iter().enumerate() {
+        if i > 0 {
+            array.push(b',');
+        }
+        array.extend_from_slice(j.as_bytes());
+        lines.extend_from_slice(j.as_bytes());
+        lines.push(b'\n');
     }
-    members.insert("entries.jsonl".into(), jsonl);
+    array.extend_from_slice(b"]\n");
+    members.insert(errata_consumer::ENTRIES.into(), array);
+    members.insert("entries.jsonl".into(), lines);
+    let mut entries = BTreeMap::new();
+    let mut json = Vec::with_capacity(parsed.len());
+    for ((id, _), (value, j)) in docs.iter().zip(parsed) {
+        entries.insert(id.to_string(), value);
+        json.push(j);
+    }
 
-    // Articles: Markdown as written, and plain text.
+    // Articles: Markdown as written, and plain text (the first of two with one path).
+    let articles: Vec<Article> = kb
+        .articles
+        .par_iter()
+        .filter_map(|a| {
+            let (Some(id), Some(src)) = (&a.path_id, kb.source(&a.path)) else {
+                return None;
+            };
+            let stem = match &a.lang {
+                Some(l) => format!("articles/{id}.{l}"),
+                None => format!("articles/{id}"),
+            };
+            let body = src.text.get(a.body_range.clone()).unwrap_or_default();
+            Some(Article {
+                stem,
+                id: id.clone(),
+                lang: a.lang.clone().unwrap_or_else(|| "en".into()),
+                translation: a.lang.is_some(),
+                title: a
+                    .front
+                    .as_ref()
+                    .map(|f| f.title.clone())
+                    .unwrap_or_default(),
+                markdown: src.text.to_string(),
+                text: crate::plaintext::markdown_to_text(body),
+            })
+        })
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let articles: Vec<Article> = articles
+        .into_iter()
+        .filter(|a| seen.insert(a.stem.clone()))
+        .collect();
     let mut counts = Counts {
-        entries: values.len() as u64,
+        entries: entries.len() as u64,
         articles: 0,
         translations: 0,
         runs: 0,
     };
-    let mut article_rows = Vec::new();
-    for a in &kb.articles {
-        let (Some(id), Some(src)) = (&a.path_id, kb.source(&a.path)) else {
-            continue;
-        };
-        let lang = a.lang.as_deref().unwrap_or("en");
-        let stem = match &a.lang {
-            Some(l) => format!("articles/{id}.{l}"),
-            None => format!("articles/{id}"),
-        };
-        if a.lang.is_some() {
+    for a in &articles {
+        if a.translation {
             counts.translations += 1;
         } else {
             counts.articles += 1;
         }
-        let body = src.text.get(a.body_range.clone()).unwrap_or_default();
-        let text = crate::plaintext::markdown_to_text(body);
-        let title = a
-            .front
-            .as_ref()
-            .map(|f| f.title.clone())
-            .unwrap_or_default();
-        members.insert(format!("{stem}.md"), src.text.as_bytes().to_vec());
-        members.insert(format!("{stem}.txt"), text.clone().into_bytes());
-        article_rows.push((
-            format!("{stem}.md"),
-            id.clone(),
-            lang.to_string(),
-            title,
-            src.text.clone(),
-            text,
-        ));
+        members.insert(format!("{}.md", a.stem), a.markdown.as_bytes().to_vec());
+        members.insert(format!("{}.txt", a.stem), a.text.as_bytes().to_vec());
     }
 
     // Run records, as they are in `<data>/runs/`.
@@ -124,47 +305,19 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
     }
 
     // The JSON Schemas, and the entry schema's version.
-    let mut schema_version = None;
-    let schemas =
-        std::fs::read_dir(&opts.schema_dir).map_err(|e| Error::io(&opts.schema_dir, e))?;
-    for item in schemas {
-        let item = item.map_err(|e| Error::io(&opts.schema_dir, e))?;
-        let name = item.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".json") {
-            continue;
-        }
-        let bytes = std::fs::read(item.path()).map_err(|e| Error::io(&item.path(), e))?;
-        if name == "entry.schema.json" {
-            let v: Value = serde_json::from_slice(&bytes)
-                .map_err(|e| Error::Invalid(format!("{}: {e}", item.path().display())))?;
-            schema_version = v
-                .get("x-schema-version")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
+    let schemas = crate::schemas::load(&opts.schema_dir)?;
+    let schema_version = crate::schemas::entry_schema_version(&schemas, &opts.schema_dir)?;
+    for (name, bytes) in schemas {
         members.insert(format!("schema/{name}"), bytes);
     }
-    let schema_version = schema_version.ok_or_else(|| {
-        Error::Invalid(format!(
-            "{}: no entry.schema.json with an \"x-schema-version\"",
-            opts.schema_dir.display()
-        ))
-    })?;
-    schema_version
-        .parse::<Version>()
-        .map_err(|e| Error::Invalid(format!("entry schema x-schema-version: {e}")))?;
 
     // The version: given, or the previous one bumped by the diff, or the first one.
-    let epoch = opts.epoch()?;
     let date = civil_date(epoch);
-    let new_snapshot = Snapshot {
+    let snapshot = Snapshot {
         version: None,
         format_version: FORMAT_VERSION,
-        schema_version: schema_version.clone(),
-        entries: entries
-            .iter()
-            .map(|(id, v)| (id.to_string(), (*v).clone()))
-            .collect(),
+        schema_version,
+        entries,
         articles: members
             .iter()
             .filter(|(p, _)| p.starts_with("articles/") && p.ends_with(".md"))
@@ -175,7 +328,7 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
     let (version, diff, changelog) = match &opts.previous {
         Some(prev_path) => {
             let previous = Snapshot::open(prev_path)?;
-            let diff = Diff::between(&previous, &new_snapshot);
+            let diff = Diff::between(&previous, &snapshot);
             let version = opts.version.unwrap_or_else(|| diff.next_version());
             let mut log = format!("# Changelog\n\n{}", diff.changelog_section(version, &date));
             if let Some(old) = &previous.changelog {
@@ -200,127 +353,91 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
         }
     };
     members.insert(CHANGELOG.into(), changelog.clone().into_bytes());
-
-    std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".errata-bundle-")
-        .tempdir_in(&opts.out_dir)
-        .map_err(|e| Error::io(&opts.out_dir, e))?;
-
-    let meta = [
-        ("format_version", FORMAT_VERSION.to_string()),
-        ("version", version.to_string()),
-        ("schema_version", schema_version.clone()),
-    ];
-    let rows: Vec<ArticleRow<'_>> = article_rows
-        .iter()
-        .map(|(path, id, lang, title, markdown, text)| ArticleRow {
-            path,
-            id,
-            lang,
-            title,
-            markdown,
-            text,
-        })
-        .collect();
-    let db = sqlite::build(scratch.path(), &meta, &values, &rows)?;
-    members.insert("errata.sqlite".into(), db);
-
-    let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        name: "errata".into(),
-        version: version.to_string(),
-        schema_version,
-        source_commit: opts.source_commit(&kb.root),
-        build_date: format!("{date}T{}Z", civil_time(epoch)),
+    Ok(Content {
+        snapshot,
+        json,
+        members,
+        articles,
         counts,
-        files: members
-            .iter()
-            .map(|(path, bytes)| FileRecord {
-                path: path.clone(),
-                size: bytes.len() as u64,
-                sha256: errata_consumer::archive::sha256_hex(bytes),
-            })
-            .collect(),
-    };
-    let mut manifest_json =
-        serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Invalid(e.to_string()))?;
-    manifest_json.push(b'\n');
-
-    // The archive: the manifest first, then every member in path order, with fixed
-    // metadata so that the same input gives the same bytes.
-    let name = bundle_file_name(version);
-    let tmp_bundle = scratch.path().join(&name);
-    {
-        let file = std::fs::File::create(&tmp_bundle).map_err(|e| Error::io(&tmp_bundle, e))?;
-        let gz = flate2::GzBuilder::new().mtime(0).write(
-            std::io::BufWriter::new(file),
-            flate2::Compression::default(),
-        );
-        let mut tar = tar::Builder::new(gz);
-        let io = |e| Error::io(&tmp_bundle, e);
-        append(&mut tar, MANIFEST, &manifest_json, epoch).map_err(io)?;
-        for (path, bytes) in &members {
-            append(&mut tar, path, bytes, epoch).map_err(io)?;
-        }
-        let gz = tar.into_inner().map_err(io)?;
-        let mut buf = gz.finish().map_err(io)?;
-        buf.flush().map_err(io)?;
-        buf.into_inner()
-            .map_err(|e| io(e.into_error()))?
-            .sync_all()
-            .map_err(io)?;
-    }
-    let bundle_bytes_hash = {
-        let bytes = std::fs::read(&tmp_bundle).map_err(|e| Error::io(&tmp_bundle, e))?;
-        errata_consumer::archive::sha256_hex(&bytes)
-    };
-    let final_path = opts.out_dir.join(&name);
-    std::fs::rename(&tmp_bundle, &final_path).map_err(|e| Error::io(&final_path, e))?;
-
-    // SHA256SUMS lists every bundle in the directory that still exists.
-    let sums_path = opts.out_dir.join(SHA256SUMS);
-    let mut sums: BTreeMap<String, String> = match std::fs::read_to_string(&sums_path) {
-        Ok(text) => parse_sums(&text)
-            .into_iter()
-            .filter(|(f, _)| opts.out_dir.join(f).is_file())
-            .collect(),
-        Err(_) => BTreeMap::new(),
-    };
-    sums.insert(name, bundle_bytes_hash);
-    let text: String = sums.iter().map(|(f, h)| format!("{h}  {f}\n")).collect();
-    write_atomic(scratch.path(), &sums_path, text.as_bytes())?;
-    write_atomic(
-        scratch.path(),
-        &opts.out_dir.join(CHANGELOG),
-        changelog.as_bytes(),
-    )?;
-    Ok(Written {
-        path: final_path,
-        manifest,
+        version,
         diff,
+        changelog,
     })
 }
 
-fn append<W: Write>(
-    tar: &mut tar::Builder<W>,
-    path: &str,
-    bytes: &[u8],
+/// Zeros: tar's padding and its end-of-archive blocks.
+static ZEROS: [u8; 1024] = [0; 1024];
+
+/// The tar stream of `members` (in path order; `last`: with the end-of-archive blocks)
+/// deflated, and their manifest records.
+fn tar_part(
+    members: &BTreeMap<String, Vec<u8>>,
+    last: bool,
     epoch: u64,
-) -> std::io::Result<()> {
+) -> Result<(Vec<FileRecord>, gz::Deflated), Error> {
+    let headers: Vec<Vec<u8>> = members
+        .iter()
+        .map(|(path, bytes)| header(path, bytes.len(), epoch))
+        .collect::<Result<_, _>>()?;
+    let mut stream: Vec<&[u8]> = Vec::with_capacity(members.len() * 3 + 1);
+    for (header, bytes) in headers.iter().zip(members.values()) {
+        stream.push(header);
+        stream.push(bytes);
+        stream.push(&ZEROS[..(512 - bytes.len() % 512) % 512]);
+    }
+    if last {
+        stream.push(&ZEROS);
+    }
+    let (records, deflated) = rayon::join(
+        || {
+            members
+                .par_iter()
+                .map(|(path, bytes)| FileRecord {
+                    path: path.clone(),
+                    size: bytes.len() as u64,
+                    sha256: errata_consumer::archive::sha256_hex(bytes),
+                })
+                .collect::<Vec<_>>()
+        },
+        || gz::deflate(&stream, last),
+    );
+    let deflated = deflated.map_err(|e| Error::Invalid(format!("compressing the archive: {e}")))?;
+    Ok((records, deflated))
+}
+
+/// The tar header block(s) of a member of `size` bytes at `path`, with fixed owner, mode
+/// and time, as `tar::Builder` writes them (a GNU long-name block first for long paths).
+fn header(path: &str, size: usize, epoch: u64) -> Result<Vec<u8>, Error> {
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(tar::EntryType::Regular);
-    header.set_size(bytes.len() as u64);
+    header.set_size(size as u64);
     header.set_mode(0o644);
     header.set_uid(0);
     header.set_gid(0);
     header.set_mtime(epoch);
-    tar.append_data(&mut header, path, bytes)
+    // With no data to copy, the builder writes the header blocks alone; `into_inner`
+    // then ends the archive with two zero blocks, which are not wanted here.
+    let mut builder = tar::Builder::new(Vec::with_capacity(2048));
+    let bad = |e: std::io::Error| Error::Invalid(format!("member `{path}`: {e}"));
+    builder
+        .append_data(&mut header, path, std::io::empty())
+        .map_err(bad)?;
+    let mut bytes = builder.into_inner().map_err(bad)?;
+    bytes.truncate(bytes.len().saturating_sub(ZEROS.len()));
+    Ok(bytes)
 }
 
-fn write_atomic(scratch: &Path, dest: &Path, bytes: &[u8]) -> Result<(), Error> {
+/// Writes `bytes` to `dest` through a file in `scratch` (on the same file system) and a
+/// rename; `sync`: flushed to disk before the rename.
+fn write_atomic(scratch: &Path, dest: &Path, bytes: &[u8], sync: bool) -> Result<(), Error> {
     let tmp = scratch.join(dest.file_name().unwrap_or_default());
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    let io = |e| Error::io(&tmp, e);
+    let mut file = std::fs::File::create(&tmp).map_err(io)?;
+    std::io::Write::write_all(&mut file, bytes).map_err(io)?;
+    if sync {
+        file.sync_all().map_err(io)?;
+    }
+    drop(file);
     std::fs::rename(&tmp, dest).map_err(|e| Error::io(dest, e))
 }
 

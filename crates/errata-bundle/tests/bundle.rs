@@ -120,7 +120,6 @@ fn make_kb(dir: &Path, entries: &[Value]) -> PathBuf {
 fn options(out: &Path) -> BundleOptions {
     BundleOptions {
         out_dir: out.to_path_buf(),
-        schema_dir: schema_dir(),
         source_commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
         epoch: Some(1_700_000_000),
         ..BundleOptions::default()
@@ -504,4 +503,341 @@ fn sqlite_full_text_search_in_english_and_chinese() {
         .query_row("SELECT count(*) FROM workarounds", [], |r| r.get(0))
         .unwrap();
     assert_eq!(n, 8);
+}
+
+fn member(path: &Path, name: &str) -> Vec<u8> {
+    members(path)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no member {name}"))
+        .1
+}
+
+fn open_db(dir: &Path, bundle: &Path) -> rusqlite::Connection {
+    let db_path = dir.join("errata.sqlite");
+    std::fs::write(&db_path, member(bundle, "errata.sqlite")).unwrap();
+    rusqlite::Connection::open(&db_path).unwrap()
+}
+
+#[test]
+fn schemas_come_from_the_binary_or_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = make_kb(dir.path(), &base_entries());
+    // The default: the schemas built into the program, whatever the working directory.
+    let embedded = build(&data, &dir.path().join("embedded"));
+    let kb = errata_load::KnowledgeBase::load(&data).unwrap();
+    let from_dir = write_bundle(
+        &kb,
+        &BundleOptions {
+            schema_dir: schema_dir(),
+            ..options(&dir.path().join("dir"))
+        },
+    )
+    .unwrap();
+    for entry in std::fs::read_dir(schema_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = format!("schema/{}", path.file_name().unwrap().to_string_lossy());
+        let on_disk = std::fs::read(&path).unwrap();
+        assert_eq!(member(&embedded, &name), on_disk, "{name}");
+        assert_eq!(member(&from_dir, &name), on_disk, "{name}");
+    }
+    assert_eq!(
+        std::fs::read(&embedded).unwrap(),
+        std::fs::read(&from_dir).unwrap()
+    );
+    // A directory without an entry schema is an error, not a bundle without a version.
+    let empty = dir.path().join("no-schemas");
+    std::fs::create_dir_all(&empty).unwrap();
+    let err = write_bundle(
+        &kb,
+        &BundleOptions {
+            schema_dir: empty,
+            ..options(&dir.path().join("none"))
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("entry.schema.json"), "{err}");
+}
+
+#[test]
+fn articles_are_searchable_in_english_and_chinese() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = make_kb(dir.path(), &base_entries());
+    let path = build(&data, &dir.path().join("out"));
+    let db = open_db(dir.path(), &path);
+    let search = |table: &str, query: &str| -> Vec<(String, String)> {
+        let sql = format!(
+            "SELECT a.path, a.lang FROM {table} s JOIN articles a ON a.path = s.path WHERE {table} MATCH ?1 ORDER BY a.path"
+        );
+        let mut stmt = db.prepare(&sql).unwrap();
+        stmt.query_map([query], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let en = (
+        "articles/cuda/debugging-illegal-access.md".to_string(),
+        "en".to_string(),
+    );
+    let zh = (
+        "articles/cuda/debugging-illegal-access.zh.md".to_string(),
+        "zh".to_string(),
+    );
+    // English: a title word (stemmed: "debug" finds "Debugging") and a body word.
+    assert_eq!(
+        search("search_articles_en", "debug"),
+        std::slice::from_ref(&en)
+    );
+    assert_eq!(
+        search("search_articles_en", "sanitizer"),
+        std::slice::from_ref(&en)
+    );
+    assert_eq!(search("search_articles_en", "title:illegal"), [en]);
+    assert!(search("search_articles_en", "nccl").is_empty());
+    // Chinese: a title word and a body word, segmented as the index is.
+    let zh_query = errata_bundle::sqlite::zh_query;
+    assert_eq!(
+        search("search_articles_zh", &zh_query("调试")),
+        std::slice::from_ref(&zh)
+    );
+    assert_eq!(
+        search("search_articles_zh", &zh_query("运行")),
+        std::slice::from_ref(&zh)
+    );
+    assert_eq!(
+        search("search_articles_zh", &zh_query("非法内存访问")),
+        [zh]
+    );
+    assert!(search("search_articles_zh", &zh_query("网络")).is_empty());
+    // Each language in its own index.
+    assert!(search("search_articles_en", &zh_query("调试")).is_empty());
+    assert!(search("search_articles_zh", "debug").is_empty());
+}
+
+#[test]
+fn the_database_is_compact_and_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = make_kb(dir.path(), &base_entries());
+    let path = build(&data, &dir.path().join("out"));
+    let db = open_db(dir.path(), &path);
+    let one = |sql: &str| -> String {
+        db.query_row(sql, [], |r| r.get::<_, rusqlite::types::Value>(0))
+            .map(|v| format!("{v:?}"))
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    };
+    assert_eq!(one("PRAGMA integrity_check"), "Text(\"ok\")");
+    assert_eq!(one("PRAGMA freelist_count"), "Integer(0)");
+    for table in [
+        "search_en",
+        "search_zh",
+        "search_articles_en",
+        "search_articles_zh",
+    ] {
+        db.execute(
+            &format!("INSERT INTO {table} ({table}) VALUES ('integrity-check')"),
+            [],
+        )
+        .unwrap_or_else(|e| panic!("{table}: {e}"));
+        // Build-time settings are not left behind for consumers that add rows.
+        assert_eq!(
+            one(&format!(
+                "SELECT count(*) FROM {table}_config WHERE k = 'hashsize'"
+            )),
+            "Integer(0)"
+        );
+    }
+    // Entry ids are unique and indexed.
+    assert!(
+        db.execute(
+            "INSERT INTO entries (id, domain, category, signature, signature_zh, regex, root_cause, root_cause_zh, json) SELECT id, domain, category, signature, signature_zh, regex, root_cause, root_cause_zh, json FROM entries LIMIT 1",
+            [],
+        )
+        .is_err()
+    );
+    let plan: String = db
+        .query_row(
+            "EXPLAIN QUERY PLAN SELECT rowid FROM entries WHERE id = 'cuda/oom'",
+            [],
+            |r| r.get(3),
+        )
+        .unwrap();
+    assert!(plan.contains("INDEX"), "{plan}");
+}
+
+#[test]
+fn sha256sums_lists_exactly_the_bundle_of_this_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = make_kb(dir.path(), &base_entries());
+    let fresh = build(&data, &dir.path().join("fresh"));
+    let fresh_sums = std::fs::read_to_string(fresh.with_file_name("SHA256SUMS")).unwrap();
+    assert_eq!(fresh_sums.lines().count(), 1, "{fresh_sums}");
+    assert!(
+        fresh_sums.ends_with("  errata-1.0.0.tar.gz\n"),
+        "{fresh_sums}"
+    );
+
+    // A directory that already holds an older bundle, a SHA256SUMS naming it and a file
+    // since deleted, and a stale line for this version.
+    let out = dir.path().join("reused");
+    std::fs::create_dir_all(&out).unwrap();
+    let old = out.join("errata-0.9.0.tar.gz");
+    std::fs::copy(&fresh, &old).unwrap();
+    let h = "ab".repeat(32);
+    std::fs::write(
+        out.join("SHA256SUMS"),
+        format!("{h}  errata-0.9.0.tar.gz\n{h}  errata-0.1.0.tar.gz\n{h}  errata-1.0.0.tar.gz\n"),
+    )
+    .unwrap();
+    let again = build(&data, &out);
+    assert_eq!(
+        std::fs::read_to_string(out.join("SHA256SUMS")).unwrap(),
+        fresh_sums,
+        "SHA256SUMS depends only on what this run wrote"
+    );
+    assert!(verify(&again).is_ok(), "{:?}", verify(&again).problems);
+    // The older file is left in place, but nothing vouches for it any more.
+    assert!(old.is_file());
+    let report = verify(&old);
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("SHA256SUMS: has no line for errata-0.9.0.tar.gz")),
+        "{:?}",
+        report.problems
+    );
+}
+
+/// Runs git in `dir`, failing the test when it fails.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=errata test",
+            "-c",
+            "user.email=test@errata.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .unwrap_or_else(|e| panic!("git {args:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_dirty_data_directory_is_recorded_as_such() {
+    if std::env::var_os("ERRATA_SOURCE_COMMIT").is_some() {
+        eprintln!("skipped: ERRATA_SOURCE_COMMIT is set, so git is not asked");
+        return;
+    }
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        eprintln!("skipped: no git");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let data = make_kb(&repo, &base_entries());
+    std::fs::write(repo.join("README.md"), "outside the data\n").unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "data"]);
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let commit = |name: &str| {
+        let kb = errata_load::KnowledgeBase::load(&data).unwrap();
+        let opts = BundleOptions {
+            source_commit: None,
+            ..options(&dir.path().join(name))
+        };
+        let written = errata_bundle::write_bundle_report(&kb, &opts).unwrap();
+        let report = verify(&written.path);
+        assert!(report.is_ok(), "{name}: {:?}", report.problems);
+        written.manifest.source_commit
+    };
+    assert_eq!(commit("clean"), Some(head.clone()));
+
+    // A change outside the data directory does not change what the bundle holds.
+    std::fs::write(repo.join("README.md"), "edited\n").unwrap();
+    assert_eq!(commit("outside"), Some(head.clone()));
+
+    // An edited entry, an untracked one, a deleted article: dirty.
+    let dirty = Some(format!("{head}-dirty"));
+    let oom = data.join("signatures/cuda/oom.json");
+    let original = std::fs::read(&oom).unwrap();
+    std::fs::write(
+        &oom,
+        String::from_utf8_lossy(&original).replace("2.00 GiB", "4.00 GiB"),
+    )
+    .unwrap();
+    assert_eq!(commit("edited"), dirty);
+    std::fs::write(&oom, &original).unwrap();
+    assert_eq!(commit("restored"), Some(head.clone()));
+    write_entry(
+        &data,
+        &entry("cuda/untracked", "CUDA error: untracked", "untracked", &[]),
+    );
+    assert_eq!(commit("untracked"), dirty);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "more"]);
+    std::fs::remove_file(data.join("articles/cuda/debugging-illegal-access.zh.md")).unwrap();
+    let head2 = git(&repo, &["rev-parse", "HEAD"]);
+    assert_eq!(commit("deleted"), Some(format!("{head2}-dirty")));
+
+    // Outside a git repository: unknown.
+    let loose = make_kb(&dir.path().join("loose"), &base_entries());
+    let kb = errata_load::KnowledgeBase::load(&loose).unwrap();
+    let opts = BundleOptions {
+        source_commit: None,
+        ..options(&dir.path().join("loose-out"))
+    };
+    let written = errata_bundle::write_bundle_report(&kb, &opts).unwrap();
+    let in_a_repo = std::process::Command::new("git")
+        .args(["rev-parse", "--is-inside-work-tree"])
+        .current_dir(&loose)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !in_a_repo {
+        assert_eq!(written.manifest.source_commit, None);
+    }
+}
+
+#[test]
+fn given_commits_may_say_dirty() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = make_kb(dir.path(), &base_entries());
+    let kb = errata_load::KnowledgeBase::load(&data).unwrap();
+    for (given, recorded) in [
+        ("0123456789abcdef", Some("0123456789abcdef")),
+        ("0123456789abcdef-dirty", Some("0123456789abcdef-dirty")),
+        ("0123456789ABCDEF", None),
+        ("not-a-commit", None),
+        ("0123456789abcdef-modified", None),
+    ] {
+        let opts = BundleOptions {
+            source_commit: Some(given.into()),
+            ..options(&dir.path().join(given))
+        };
+        let written = errata_bundle::write_bundle_report(&kb, &opts).unwrap();
+        assert_eq!(
+            written.manifest.source_commit.as_deref(),
+            recorded,
+            "{given}"
+        );
+        assert!(verify(&written.path).is_ok(), "{given}");
+    }
 }
