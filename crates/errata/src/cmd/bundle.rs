@@ -56,9 +56,10 @@ struct WriteArgs {
     /// `--previous`).
     #[arg(long = "set-version", value_name = "X.Y.Z")]
     version: Option<String>,
-    /// The JSON Schemas to include.
-    #[arg(long, value_name = "DIR", default_value = "schema")]
-    schema: PathBuf,
+    /// Bundle the JSON Schemas in DIR instead of the ones built into errata (the ones
+    /// `errata check` validates against).
+    #[arg(long, value_name = "DIR")]
+    schema: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -109,7 +110,7 @@ fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
         .context("--set-version")?;
     let opts = BundleOptions {
         out_dir: args.out,
-        schema_dir: args.schema,
+        schema_dir: args.schema.unwrap_or_default(),
         version,
         previous: args.previous,
         ..BundleOptions::default()
