@@ -41,6 +41,7 @@
 mod diff;
 mod error;
 mod gz;
+mod json;
 mod plaintext;
 pub mod schemas;
 pub mod sqlite;

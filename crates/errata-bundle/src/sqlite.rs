@@ -19,19 +19,20 @@
 //! the texts that contain `内存不足`. [`zh_query`] does this; the `meta` table documents
 //! it for consumers in other languages.
 //!
-//! The file is byte-identical for the same input. It is built in memory by one fixed
-//! sequence of statements in one transaction — the tables in id (or path) order, then
-//! each full-text index, whose whole input stays in memory until the commit so that it
-//! is written as a single segment (nothing to merge, no free pages, no `VACUUM`) — and
-//! serialised; SQLite writes no timestamps.
+//! The file is byte-identical for the same input. It is built in memory (16 KiB pages)
+//! by one fixed sequence of statements in one transaction — each table filled in id (or
+//! path) order, one after the other so that its pages are contiguous, the id index
+//! built after the rows, then each full-text index, whose whole input stays in memory
+//! until the commit so that it is written as a single segment (nothing to merge, no free
+//! pages, no `VACUUM`) — and serialised; SQLite writes no timestamps.
 
+use errata_model::Entry;
 use rusqlite::{Connection, MAIN_DB, OpenFlags, params};
-use serde_json::Value;
 
 use crate::Error;
 
 const SCHEMA: &str = "
-PRAGMA page_size = 4096;
+PRAGMA page_size = 16384;
 PRAGMA journal_mode = OFF;
 PRAGMA synchronous = OFF;
 PRAGMA temp_store = MEMORY;
@@ -94,8 +95,8 @@ const FTS_TABLES: [&str; 4] = [
 /// one is written once, as one segment, at the commit.
 const FTS_HASH_SIZE: i64 = 1 << 30;
 
-/// Everything the database holds of one entry, taken out of its JSON beforehand (on
-/// any thread: [`EntryRow::new`] is the part of the work that parallelises).
+/// Everything the database holds of one entry, prepared beforehand (on any thread:
+/// [`EntryRow::new`] is the part of the work that parallelises).
 pub(crate) struct EntryRow<'a> {
     id: &'a str,
     domain: &'a str,
@@ -119,18 +120,11 @@ pub(crate) struct EntryRow<'a> {
 }
 
 impl<'a> EntryRow<'a> {
-    /// The row of entry `e`, whose one-line JSON is `json`.
-    pub(crate) fn new(e: &'a Value, json: &'a str) -> EntryRow<'a> {
-        let dead = list(e, "dead_ends");
-        let work = list(e, "workarounds");
-        let zh = list(e, "workarounds_zh");
-        let join = |items: &'a [Value], keys: &[&str]| {
+    /// The row of `e`, whose one-line JSON is `json`.
+    pub(crate) fn new(e: &'a Entry, json: &'a str) -> EntryRow<'a> {
+        let join = |parts: &mut dyn Iterator<Item = &'a str>| {
             let mut out = String::new();
-            for t in items
-                .iter()
-                .flat_map(|v| keys.iter().map(move |k| text(v, k)))
-                .filter(|t| !t.is_empty())
-            {
+            for t in parts.filter(|t| !t.is_empty()) {
                 if !out.is_empty() {
                     out.push('\n');
                 }
@@ -138,51 +132,53 @@ impl<'a> EntryRow<'a> {
             }
             out
         };
-        let zh_work: Vec<String> = zh
-            .iter()
-            .filter_map(Value::as_str)
-            .map(zh_segment)
-            .collect();
+        let zh_work: Vec<String> = e.workarounds_zh.iter().map(|w| zh_segment(w)).collect();
         EntryRow {
-            id: text(e, "id"),
-            domain: text(e, "domain"),
-            category: text(e, "category"),
-            signature: text(e, "signature"),
-            signature_zh: text(e, "signature_zh"),
-            regex: text(e, "regex"),
-            root_cause: text(e, "root_cause"),
-            root_cause_zh: text(e, "root_cause_zh"),
-            error_code: e.get("error_code").and_then(Value::as_str),
+            id: &e.id,
+            domain: &e.domain,
+            category: &e.category,
+            signature: &e.signature,
+            signature_zh: &e.signature_zh,
+            regex: &e.regex,
+            root_cause: &e.root_cause,
+            root_cause_zh: &e.root_cause_zh,
+            error_code: e.error_code.as_deref(),
             json,
-            dead_ends: dead
+            dead_ends: e
+                .dead_ends
                 .iter()
-                .map(|d| {
-                    (
-                        text(d, "action"),
-                        text(d, "why_fails"),
-                        d.get("fail_rate").and_then(Value::as_f64),
-                    )
-                })
+                .map(|d| (d.action.as_str(), d.why_fails.as_str(), Some(d.fail_rate)))
                 .collect(),
-            workarounds: work
+            workarounds: e
+                .workarounds
                 .iter()
                 .enumerate()
                 .map(|(p, w)| {
                     (
-                        text(w, "action"),
-                        zh.get(p).and_then(Value::as_str).unwrap_or_default(),
-                        text(w, "how"),
-                        w.get("success_rate").and_then(Value::as_f64),
+                        w.action.as_str(),
+                        e.workarounds_zh.get(p).map_or("", String::as_str),
+                        w.how.as_str(),
+                        Some(w.success_rate),
                     )
                 })
                 .collect(),
             en: [
-                join(work, &["action", "how"]),
-                join(dead, &["action", "why_fails"]),
+                join(
+                    &mut e
+                        .workarounds
+                        .iter()
+                        .flat_map(|w| [w.action.as_str(), w.how.as_str()]),
+                ),
+                join(
+                    &mut e
+                        .dead_ends
+                        .iter()
+                        .flat_map(|d| [d.action.as_str(), d.why_fails.as_str()]),
+                ),
             ],
             zh: [
-                zh_segment(text(e, "signature_zh")),
-                zh_segment(text(e, "root_cause_zh")),
+                zh_segment(&e.signature_zh),
+                zh_segment(&e.root_cause_zh),
                 zh_work.join("\n"),
             ],
         }
@@ -260,17 +256,6 @@ fn build_in_memory(
     let bytes = db.serialize(MAIN_DB)?.to_vec();
     db.close().map_err(|(_, e)| Error::Sqlite(e))?;
     Ok(bytes)
-}
-
-fn text<'v>(v: &'v Value, k: &str) -> &'v str {
-    v.get(k).and_then(Value::as_str).unwrap_or_default()
-}
-
-fn list<'v>(v: &'v Value, k: &str) -> &'v [Value] {
-    v.get(k)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 fn insert_tables(

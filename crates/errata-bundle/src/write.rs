@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use errata_consumer::{Counts, FORMAT_VERSION, FileRecord, MANIFEST, Manifest};
 use errata_load::KnowledgeBase;
+use errata_model::Entry;
 use serde_json::Value;
 
 use rayon::prelude::*;
@@ -77,7 +78,8 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
     });
     let (source_commit, content) = source_commit?;
     let Content {
-        snapshot,
+        schema_version,
+        entries,
         json,
         mut members,
         articles,
@@ -90,12 +92,12 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
     let meta = [
         ("format_version", FORMAT_VERSION.to_string()),
         ("version", version.to_string()),
-        ("schema_version", snapshot.schema_version.clone()),
+        ("schema_version", schema_version.clone()),
     ];
-    let values: Vec<(&Value, &String)> = snapshot.entries.values().zip(&json).collect();
-    let entry_rows: Vec<EntryRow<'_>> = values
+    let entry_rows: Vec<EntryRow<'_>> = entries
         .par_iter()
-        .map(|(value, json)| EntryRow::new(value, json))
+        .zip(&json)
+        .map(|(entry, json)| EntryRow::new(entry, json))
         .collect();
     let paths: Vec<String> = articles.iter().map(|a| format!("{}.md", a.stem)).collect();
     let article_rows: Vec<ArticleRow<'_>> = articles
@@ -129,7 +131,7 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
         format_version: FORMAT_VERSION,
         name: "errata".into(),
         version: version.to_string(),
-        schema_version: snapshot.schema_version.clone(),
+        schema_version,
         source_commit,
         build_date: format!("{}T{}Z", civil_date(epoch), civil_time(epoch)),
         counts,
@@ -180,10 +182,12 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
 }
 
 /// Everything but the database, the manifest and the archive.
-struct Content {
-    /// The entries (by id, first file wins), the schema version, article hashes.
-    snapshot: Snapshot,
-    /// Each entry's JSON on one line, in id order.
+struct Content<'a> {
+    /// `x-schema-version` of the bundled entry schema.
+    schema_version: String,
+    /// The entries in id order (a duplicated id keeps its first file).
+    entries: Vec<&'a Entry>,
+    /// Each entry's JSON on one line, in the same order.
     json: Vec<String>,
     /// Every member except the manifest and the database, by path.
     members: BTreeMap<String, Vec<u8>>,
@@ -194,33 +198,36 @@ struct Content {
     changelog: String,
 }
 
-fn collect(kb: &KnowledgeBase, opts: &BundleOptions, epoch: u64) -> Result<Content, Error> {
+fn collect<'a>(
+    kb: &'a KnowledgeBase,
+    opts: &BundleOptions,
+    epoch: u64,
+) -> Result<Content<'a>, Error> {
     let mut members: BTreeMap<String, Vec<u8>> = BTreeMap::new();
 
     // Entries, sorted by id; a duplicated id keeps its first file (the checker reports it).
-    let mut docs: BTreeMap<&str, &errata_load::EntryDoc> = BTreeMap::new();
+    let mut docs: BTreeMap<&str, (&errata_load::EntryDoc, &Entry)> = BTreeMap::new();
     for doc in &kb.entries {
         if let Some(entry) = &doc.entry
             && !entry.id.is_empty()
         {
-            docs.entry(entry.id.as_str()).or_insert(doc);
+            docs.entry(entry.id.as_str()).or_insert((doc, entry));
         }
     }
-    let docs: Vec<(&str, &errata_load::EntryDoc)> = docs.into_iter().collect();
-    let parsed: Vec<(Value, String)> = docs
+    let (docs, entries): (Vec<&errata_load::EntryDoc>, Vec<&Entry>) = docs.into_values().unzip();
+    // Compact JSON straight from each file's text: no tree per entry.
+    let json: Vec<String> = docs
         .par_iter()
-        .map(|(_, doc)| {
-            let value = doc.value();
-            serde_json::to_string(&value)
-                .map(|json| (value, json))
+        .map(|doc| {
+            crate::json::compact(doc.text())
                 .map_err(|e| Error::Invalid(format!("{}: {e}", doc.path.display())))
         })
         .collect::<Result<_, _>>()?;
-    let total: usize = parsed.iter().map(|(_, j)| j.len() + 1).sum();
+    let total: usize = json.iter().map(|j| j.len() + 1).sum();
     let mut array = Vec::with_capacity(total + 2);
     let mut lines = Vec::with_capacity(total);
     array.push(b'[');
-    for (i, (_, j)) in parsed.iter().enumerate() {
+    for (i, j) in json.iter().enumerate() {
         if i > 0 {
             array.push(b',');
         }
@@ -231,12 +238,6 @@ fn collect(kb: &KnowledgeBase, opts: &BundleOptions, epoch: u64) -> Result<Conte
     array.extend_from_slice(b"]\n");
     members.insert(errata_consumer::ENTRIES.into(), array);
     members.insert("entries.jsonl".into(), lines);
-    let mut entries = BTreeMap::new();
-    let mut json = Vec::with_capacity(parsed.len());
-    for ((id, _), (value, j)) in docs.iter().zip(parsed) {
-        entries.insert(id.to_string(), value);
-        json.push(j);
-    }
 
     // Articles: Markdown as written, and plain text (the first of two with one path).
     let articles: Vec<Article> = kb
@@ -272,7 +273,7 @@ fn collect(kb: &KnowledgeBase, opts: &BundleOptions, epoch: u64) -> Result<Conte
         .filter(|a| seen.insert(a.stem.clone()))
         .collect();
     let mut counts = Counts {
-        entries: entries.len() as u64,
+        entries: json.len() as u64,
         articles: 0,
         translations: 0,
         runs: 0,
@@ -313,21 +314,26 @@ fn collect(kb: &KnowledgeBase, opts: &BundleOptions, epoch: u64) -> Result<Conte
 
     // The version: given, or the previous one bumped by the diff, or the first one.
     let date = civil_date(epoch);
-    let snapshot = Snapshot {
-        version: None,
-        format_version: FORMAT_VERSION,
-        schema_version,
-        entries,
-        articles: members
-            .iter()
-            .filter(|(p, _)| p.starts_with("articles/") && p.ends_with(".md"))
-            .map(|(p, b)| (p.clone(), errata_consumer::archive::sha256_hex(b)))
-            .collect(),
-        changelog: None,
-    };
     let (version, diff, changelog) = match &opts.previous {
         Some(prev_path) => {
             let previous = Snapshot::open(prev_path)?;
+            // Only a diff needs the entries as trees.
+            let values: Vec<Value> = json
+                .par_iter()
+                .map(|j| serde_json::from_str(j).map_err(|e| Error::Invalid(e.to_string())))
+                .collect::<Result<_, _>>()?;
+            let snapshot = Snapshot {
+                version: None,
+                format_version: FORMAT_VERSION,
+                schema_version: schema_version.clone(),
+                entries: entries.iter().map(|e| e.id.clone()).zip(values).collect(),
+                articles: members
+                    .iter()
+                    .filter(|(p, _)| p.starts_with("articles/") && p.ends_with(".md"))
+                    .map(|(p, b)| (p.clone(), errata_consumer::archive::sha256_hex(b)))
+                    .collect(),
+                changelog: None,
+            };
             let diff = Diff::between(&previous, &snapshot);
             let version = opts.version.unwrap_or_else(|| diff.next_version());
             let mut log = format!("# Changelog\n\n{}", diff.changelog_section(version, &date));
@@ -354,7 +360,8 @@ fn collect(kb: &KnowledgeBase, opts: &BundleOptions, epoch: u64) -> Result<Conte
     };
     members.insert(CHANGELOG.into(), changelog.clone().into_bytes());
     Ok(Content {
-        snapshot,
+        schema_version,
+        entries,
         json,
         members,
         articles,
