@@ -110,11 +110,14 @@
       var docShards = unique(best.map(function (pair) { return pair[0] % shards; }));
       return Promise.all(docShards.map(function (k) { return load("d", k); })).then(function () {
         var q = normalise(query);
+        var words = tokens(query).join(" ");
         var hits = [];
         best.forEach(function (pair) {
           var doc = shardMaps["d" + (pair[0] % shards)].get(pair[0]);
           if (!doc) return;
           var score = pair[1];
+          // The query is this document's title (punctuation and case aside).
+          if (words && tokens(doc[2]).join(" ") === words) score += 2000;
           if (q.length >= 6 && doc[0] === 0) {
             // A pasted error message: an entry whose regex matches it, or whose message
             // it contains, is the answer, whatever the word scores say.
@@ -125,7 +128,11 @@
           }
           hits.push({key: pair[0], score: score, doc: doc});
         });
-        hits.sort(function (a, b) { return b.score - a.score || a.key - b.key; });
+        // Ties: the shorter title (the closer match), then the id.
+        hits.sort(function (a, b) {
+          return b.score - a.score || a.doc[2].length - b.doc[2].length ||
+            (a.doc[1] < b.doc[1] ? -1 : a.doc[1] > b.doc[1] ? 1 : 0);
+        });
         return hits.map(function (hit) { return hit.doc; });
       });
     });

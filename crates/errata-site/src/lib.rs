@@ -61,7 +61,7 @@ use errata_load::KnowledgeBase;
 use rayon::prelude::*;
 
 pub use error::{Error, ErrorKind};
-pub use output::SiteFiles;
+pub use output::{Replaced, SiteFiles};
 pub use state::{Rebuild, Reload, SiteState};
 pub use urls::Lang;
 

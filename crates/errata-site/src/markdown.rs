@@ -216,7 +216,9 @@ fn code_block(
         format!(" class=\"language-{}\"", escape(lang))
     };
     html.push_str(&format!(
-        "<pre><code{class}>{}</code></pre></figure>\n",
+        // `tabindex`: a block wider than the page scrolls, and a scrollable region must
+        // be reachable from the keyboard (axe-core: scrollable-region-focusable).
+        "<pre tabindex=\"0\"><code{class}>{}</code></pre></figure>\n",
         highlight(code, lang)
     ));
     html

@@ -58,6 +58,16 @@ impl SiteFiles {
     /// `out` (if any) is renamed aside, the new one renamed into place, and the old one
     /// removed. The parent directory of `out` is created if needed.
     pub fn write_atomically(&self, out: &Path) -> Result<(), Error> {
+        self.write_atomically_deferred(out)?.remove();
+        Ok(())
+    }
+
+    /// [`SiteFiles::write_atomically`], except that the previous site, once swapped out,
+    /// is not removed yet: the returned [`Replaced`] removes it (call
+    /// [`Replaced::remove`], on another thread if you have other work; dropping it
+    /// removes it too). Deleting tens of thousands of files takes a while, and nothing
+    /// needs to wait for it: the new site is already in place.
+    pub fn write_atomically_deferred(&self, out: &Path) -> Result<Replaced, Error> {
         let parent = match out.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -67,6 +77,7 @@ impl SiteFiles {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "site".to_string());
+        remove_abandoned(&parent, &name);
         let pid = std::process::id();
         let staging = parent.join(format!(".{name}.tmp-{pid}"));
         let old = parent.join(format!(".{name}.old-{pid}"));
@@ -98,14 +109,12 @@ impl SiteFiles {
             let _ = std::fs::remove_dir_all(&staging);
             return Err(Error::io(out, e));
         }
-        if had_old {
-            let _ = std::fs::remove_dir_all(&old);
-        }
-        Ok(())
+        Ok(Replaced {
+            old: had_old.then_some(old),
+        })
     }
 
     fn write_into(&self, dir: &Path) -> Result<(), Error> {
-        use rayon::prelude::*;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         // Directories first (few, in order), then the files in parallel: tens of
         // thousands of small writes are bound by file-system latency, not bandwidth.
@@ -117,9 +126,92 @@ impl SiteFiles {
         for parent in &parents {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
-        self.files.par_iter().try_for_each(|(rel, bytes)| {
-            let path = dir.join(rel);
-            std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))
-        })
+        // More writers than cores: a writer spends most of its time waiting for the
+        // file system (creating an inode, a directory entry, the journal), not on a CPU.
+        let files: Vec<(&String, &Vec<u8>)> = self.files.iter().collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failed: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
+        let writers = std::thread::available_parallelism()
+            .map_or(2, usize::from)
+            .saturating_mul(4)
+            .clamp(4, 32)
+            .min(files.len().max(1));
+        std::thread::scope(|scope| {
+            for _ in 0..writers {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((rel, bytes)) = files.get(i) else {
+                            break;
+                        };
+                        let path = dir.join(rel);
+                        if let Err(e) = std::fs::write(&path, bytes) {
+                            if let Ok(mut slot) = failed.lock() {
+                                slot.get_or_insert(Error::io(&path, e));
+                            }
+                            // Stop handing out work.
+                            next.store(files.len(), std::sync::atomic::Ordering::Relaxed);
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        match failed.into_inner() {
+            Ok(Some(e)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The previous site, swapped out by [`SiteFiles::write_atomically_deferred`] and not yet
+/// removed.
+#[derive(Debug)]
+#[must_use = "the previous site is removed when this is dropped"]
+pub struct Replaced {
+    old: Option<PathBuf>,
+}
+
+impl Replaced {
+    /// Removes the previous site (nothing when there was none).
+    pub fn remove(mut self) {
+        if let Some(old) = self.old.take() {
+            let _ = std::fs::remove_dir_all(old);
+        }
+    }
+}
+
+impl Drop for Replaced {
+    fn drop(&mut self) {
+        if let Some(old) = self.old.take() {
+            let _ = std::fs::remove_dir_all(old);
+        }
+    }
+}
+
+/// Removes `.<name>.tmp-<pid>` and `.<name>.old-<pid>` directories that a killed build
+/// left behind (Linux: only those whose process is gone).
+fn remove_abandoned(parent: &Path, name: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(dir) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for item in dir.flatten() {
+        let file = item.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix(&format!(".{name}.")) else {
+            continue;
+        };
+        let pid = rest
+            .strip_prefix("tmp-")
+            .or_else(|| rest.strip_prefix("old-"))
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(item.path());
+        }
     }
 }
