@@ -1,12 +1,17 @@
 //! The built site in a real headless Chromium, driven over WebDriver (fantoccini +
 //! chromedriver): search an English error message and a Chinese query, land on the
 //! right entry first, switch language, follow a transition link, and check that no page
-//! logs a console error (a CSP violation is one), plus basic accessibility: `lang`
-//! attributes, one `h1`, labelled inputs, text contrast.
+//! logs a console error (a CSP violation is one), plus accessibility: `lang` attributes,
+//! one `h1`, labelled inputs, text contrast, and axe-core's rules (any `serious` or
+//! `critical` violation fails). The search index is loaded shard by shard, and search
+//! works from `file://` and from a sub-path too.
 //!
 //! Needs `chromium` and `chromedriver` (Debian: `apt-get install -y chromium
-//! chromium-driver`), or their paths in `ERRATA_CHROMIUM` / `ERRATA_CHROMEDRIVER`.
-//! Without them the test FAILS, so CI cannot pass by accident; set
+//! chromium-driver`), or their paths in `ERRATA_CHROMIUM` / `ERRATA_CHROMEDRIVER`, and
+//! axe-core's `axe.min.js`: `ERRATA_AXE_JS`, else the copy vendored in the
+//! `axe-playwright-python` wheel (`python3 -m pip install --user --no-deps
+//! --break-system-packages axe-playwright-python==0.1.8`, as `.ci/run` does), found
+//! through `python3`. Without them the test FAILS, so CI cannot pass by accident; set
 //! `ERRATA_SKIP_BROWSER=1` to skip it on a machine without a browser.
 //! Screenshots are written to `target/screenshots/`.
 
@@ -95,11 +100,35 @@ fn browser_log(port: u16, session: &str) -> Vec<Value> {
         .unwrap_or_else(|| panic!("unexpected log answer: {value}"))
 }
 
+/// axe-core's `axe.min.js`: `ERRATA_AXE_JS`, else the copy in the `axe_playwright_python`
+/// package that `python3` finds (located without importing it).
+fn axe_source() -> Option<String> {
+    let path = match std::env::var_os("ERRATA_AXE_JS") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            let out = Command::new("python3")
+                .args([
+                    "-c",
+                    "import importlib.util as u; s = u.find_spec('axe_playwright_python'); print(s.submodule_search_locations[0] if s else '')",
+                ])
+                .output()
+                .ok()?;
+            let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if dir.is_empty() {
+                return None;
+            }
+            Path::new(&dir).join("axe.min.js")
+        }
+    };
+    std::fs::read_to_string(path).ok()
+}
+
 struct Browser {
     client: Client,
     port: u16,
     session: String,
     shots: PathBuf,
+    axe: String,
 }
 
 impl Browser {
@@ -187,6 +216,42 @@ impl Browser {
             "{page}: text below 4.5:1 contrast"
         );
         assert_eq!(report["noAlt"], 0, "{page}: images without alt");
+        self.assert_axe(page).await;
+    }
+
+    /// Runs axe-core on the current page (injected through WebDriver, which the page's
+    /// Content-Security-Policy does not govern) and fails on serious or critical
+    /// violations.
+    async fn assert_axe(&self, page: &str) {
+        let loaded = self
+            .client
+            .execute(&format!("{}\n;return typeof window.axe;", self.axe), vec![])
+            .await
+            .expect("inject axe-core");
+        assert_eq!(loaded, "object", "{page}: axe-core did not load");
+        let result = self
+            .js(
+                r#"
+            return window.axe.run(document, {resultTypes: ["violations"]}).then(function (r) {
+              return {version: window.axe.version, violations: r.violations.map(function (v) {
+                return {id: v.id, impact: v.impact, help: v.help,
+                        nodes: v.nodes.slice(0, 5).map(function (n) { return n.target.join(" "); })};
+              })};
+            });
+        "#,
+            )
+            .await;
+        let serious: Vec<&Value> = result["violations"]
+            .as_array()
+            .expect("axe violations")
+            .iter()
+            .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
+            .collect();
+        assert!(
+            serious.is_empty(),
+            "{page}: axe-core {} found serious or critical violations: {serious:#?}",
+            result["version"]
+        );
     }
 
     async fn h1(&self) -> String {
@@ -226,15 +291,18 @@ async fn site_in_headless_chromium() {
         &["chromium", "chromium-browser", "google-chrome"],
     );
     let driver = find_program("ERRATA_CHROMEDRIVER", &["chromedriver"]);
-    let (Some(chromium), Some(driver_bin)) = (chromium, driver) else {
+    let (Some(chromium), Some(driver_bin), Some(axe)) = (chromium, driver, axe_source()) else {
         if skip {
-            eprintln!("ERRATA_SKIP_BROWSER=1: browser test skipped (no chromium/chromedriver)");
+            eprintln!(
+                "ERRATA_SKIP_BROWSER=1: browser test skipped (no chromium/chromedriver/axe-core)"
+            );
             return;
         }
         panic!(
-            "chromium and chromedriver are required for the browser tests \
-             (apt-get install -y chromium chromium-driver, or set ERRATA_CHROMIUM / ERRATA_CHROMEDRIVER); \
-             set ERRATA_SKIP_BROWSER=1 to skip them"
+            "chromium, chromedriver and axe-core are required for the browser tests \
+             (apt-get install -y chromium chromium-driver, or set ERRATA_CHROMIUM / ERRATA_CHROMEDRIVER; \
+             python3 -m pip install --user --no-deps --break-system-packages axe-playwright-python==0.1.8, \
+             or set ERRATA_AXE_JS to an axe.min.js); set ERRATA_SKIP_BROWSER=1 to skip them"
         );
     };
 
@@ -311,8 +379,17 @@ async fn site_in_headless_chromium() {
         port,
         session,
         shots,
+        axe,
     };
-    let result = run(&b, &base, &target, &entries, &site_dir).await;
+    // The same site one directory down, as on a project page (`/<repo>/`).
+    let parent = Server::start(
+        "127.0.0.1:0",
+        site_dir.parent().expect("site has a parent").to_path_buf(),
+        false,
+    )
+    .expect("serve the parent directory");
+    let sub_path = format!("{}site/", parent.url());
+    let result = run(&b, &base, &sub_path, &target, &entries, &site_dir).await;
     let _ = b.client.clone().close().await;
     result
 }
@@ -320,6 +397,7 @@ async fn site_in_headless_chromium() {
 async fn run(
     b: &Browser,
     base: &str,
+    sub_path: &str,
     target: &errata_model::Entry,
     entries: &[errata_model::Entry],
     site_dir: &Path,
@@ -465,6 +543,36 @@ async fn run(
     assert!(hits[0].ends_with(&expected), "file:// search: {hits:?}");
     b.shot("09-file-url-search").await;
     b.assert_no_console_errors("file:// search");
+    let loaded = b
+        .js("return Array.from(document.scripts).map(function (s) { return s.src; }).filter(function (s) { return s.indexOf('/search/') >= 0; }).length;")
+        .await;
+    // (The real data is small enough for one shard of each kind; the split itself is
+    // tested in errata-site.)
+    let shards = std::fs::read_dir(site_dir.join("search/en"))
+        .unwrap()
+        .count();
+    assert!(
+        loaded
+            .as_u64()
+            .is_some_and(|n| n > 0 && n as usize <= shards),
+        "search loads its shards on demand ({shards} files): {loaded}"
+    );
+
+    // From a sub-path, in Chinese.
+    if !target.signature_zh.trim().is_empty() {
+        let url = url::Url::parse_with_params(
+            &format!("{sub_path}zh/search.html"),
+            &[("q", target.signature_zh.as_str())],
+        )
+        .unwrap();
+        c.goto(url.as_str()).await.unwrap();
+        let hits = b.results().await;
+        assert!(
+            hits[0].starts_with(&format!("{sub_path}zh/{expected}")),
+            "sub-path search: {hits:?}"
+        );
+        b.assert_no_console_errors("sub-path search");
+    }
 }
 
 fn urlencode(s: &str) -> String {
