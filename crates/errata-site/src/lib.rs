@@ -11,8 +11,10 @@
 //!   translation status, search, 404) filling a Tera template from `site/templates`;
 //! - [`markdown`]: article bodies to safe HTML with build-time highlighting;
 //! - [`runs`]: snippet run records → verification badges;
-//! - [`search`]: the offline English/Chinese search index;
+//! - [`search`]: the offline English/Chinese search index, in shards loaded on demand;
 //! - machine-readable files: `sitemap.xml`, Atom feeds, `robots.txt`, `api/v1/`;
+//! - [`SiteState`]: a built site kept in memory and rebuilt incrementally, file by file,
+//!   when data files change (`errata serve`);
 //! - [`serve`]: the local preview server behind `errata serve`.
 //!
 //! Every page exists in English (at the root) and Chinese (under `zh/`). Links are

@@ -122,8 +122,27 @@ struct Doc {
     key: u32,
     /// `[kind,id,title,summary,sig,regex]` as JSON (the key is added when written).
     meta: String,
-    /// Distinct tokens with the weight of their best field, sorted by token.
-    tokens: Vec<(String, u32)>,
+    /// Distinct tokens with the weight of their best field, sorted by token (see
+    /// [`Doc::tokens`]).
+    tokens: Tokens,
+}
+
+/// A document's distinct tokens, `\n`-separated (no token contains one), and their
+/// weights: two allocations per document rather than one per token.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Tokens {
+    text: String,
+    weights: Vec<u8>,
+}
+
+impl Doc {
+    fn tokens(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.tokens
+            .text
+            .split('\n')
+            .zip(&self.tokens.weights)
+            .map(|(t, w)| (t, u32::from(*w)))
+    }
 }
 
 /// Shard count and key space, both functions of the number of documents only.
@@ -217,12 +236,12 @@ impl SearchIndex {
         let shards = self.layout.shards as usize;
         let mut terms: Vec<BTreeMap<String, Vec<(u32, u32)>>> = vec![BTreeMap::new(); shards];
         for doc in self.docs.values() {
-            for (tok, w) in &doc.tokens {
+            for (tok, w) in doc.tokens() {
                 let s = (token_hash(tok) % self.layout.shards) as usize;
-                match terms[s].get_mut(tok.as_str()) {
-                    Some(p) => p.push((doc.key, *w)),
+                match terms[s].get_mut(tok) {
+                    Some(p) => p.push((doc.key, w)),
                     None => {
-                        terms[s].insert(tok.clone(), vec![(doc.key, *w)]);
+                        terms[s].insert(tok.to_string(), vec![(doc.key, w)]);
                     }
                 }
             }
@@ -358,29 +377,35 @@ impl SearchIndex {
     }
 
     fn unpost(&mut self, doc: &Doc, dirty: &mut BTreeSet<u32>) {
-        for (tok, _) in &doc.tokens {
+        for (tok, _) in doc.tokens() {
             let s = token_hash(tok) % self.layout.shards;
             dirty.insert(s);
             let shard = &mut self.terms[s as usize];
-            if let Some(postings) = shard.get_mut(tok.as_str()) {
+            if let Some(postings) = shard.get_mut(tok) {
                 if let Ok(i) = postings.binary_search_by_key(&doc.key, |p| p.0) {
                     postings.remove(i);
                 }
                 if postings.is_empty() {
-                    shard.remove(tok.as_str());
+                    shard.remove(tok);
                 }
             }
         }
     }
 
     fn post(&mut self, doc: &Doc, dirty: &mut BTreeSet<u32>) {
-        for (tok, w) in &doc.tokens {
+        for (tok, w) in doc.tokens() {
             let s = token_hash(tok) % self.layout.shards;
             dirty.insert(s);
-            let postings = self.terms[s as usize].entry(tok.clone()).or_default();
+            let shard = &mut self.terms[s as usize];
+            if !shard.contains_key(tok) {
+                shard.insert(tok.to_string(), Vec::new());
+            }
+            let Some(postings) = shard.get_mut(tok) else {
+                continue;
+            };
             match postings.binary_search_by_key(&doc.key, |p| p.0) {
-                Ok(i) => postings[i].1 = *w,
-                Err(i) => postings.insert(i, (doc.key, *w)),
+                Ok(i) => postings[i].1 = w,
+                Err(i) => postings.insert(i, (doc.key, w)),
             }
         }
     }
@@ -505,28 +530,52 @@ fn assign_keys<'a>(pages: impl Iterator<Item = &'a str>, m: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Collects a document's tokens, each with the weight of its best field.
-struct Terms(Vec<(String, u32)>);
+/// Collects a document's tokens, each with the weight of its best field: the tokens
+/// go into one buffer, and only the distinct ones are kept.
+#[derive(Default)]
+struct Terms {
+    buf: String,
+    /// (start, end, weight) in `buf`.
+    spans: Vec<(u32, u32, u8)>,
+}
 
 impl Terms {
     fn add(&mut self, text: &str, weight: u32) {
-        each_token(text, |t| self.0.push((t.to_string(), weight)));
+        each_token(text, |t| {
+            let start = self.buf.len() as u32;
+            self.buf.push_str(t);
+            self.spans
+                .push((start, self.buf.len() as u32, weight.min(255) as u8));
+        });
     }
 
-    fn finish(mut self) -> Vec<(String, u32)> {
+    fn finish(mut self) -> Tokens {
+        let buf = &self.buf;
+        let text = |s: &(u32, u32, u8)| &buf[s.0 as usize..s.1 as usize];
         // A term is worth its best field: a word repeated in a long body never
         // outweighs the same word in the title.
-        self.0
-            .sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
-        self.0.dedup_by(|a, b| a.0 == b.0);
-        self.0
+        self.spans
+            .sort_unstable_by(|a, b| text(a).cmp(text(b)).then_with(|| b.2.cmp(&a.2)));
+        self.spans.dedup_by(|a, b| text(a) == text(b));
+        let mut out = Tokens {
+            text: String::with_capacity(buf.len().min(4096)),
+            weights: Vec::with_capacity(self.spans.len()),
+        };
+        for (i, span) in self.spans.iter().enumerate() {
+            if i > 0 {
+                out.text.push('\n');
+            }
+            out.text.push_str(text(span));
+            out.weights.push(span.2);
+        }
+        out
     }
 }
 
 /// The document of an entry or article, `None` when it is not in the catalog.
 fn document(ctx: &Ctx<'_>, lang: Lang, r: &DocRef) -> Option<Doc> {
     let zh = lang == Lang::Zh;
-    let mut t = Terms(Vec::new());
+    let mut t = Terms::default();
     let mut meta = String::with_capacity(256);
     meta.push('[');
     match r {
