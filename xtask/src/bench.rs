@@ -6,7 +6,8 @@
 //!    reading every file (the I/O floor) and Python's `json.load` of every entry (the
 //!    floor of any Python validator).
 //! 2. Matching, bundle load and size (`bench_match`).
-//! 3. Site build, full and after one entry changes (`errata build`), when available.
+//! 3. Site build: the full `errata build`, and the incremental rebuild after one entry
+//!    changes in `errata serve` (as a ratio to the full build).
 //!
 //! Targets (2-core CI machine): check < 1 s and < 300 MB; build < 5 s; rebuild < 300 ms;
 //! match ≥ 200 MB/s and < 20 µs per message.

@@ -93,6 +93,23 @@ pub fn run(args: &[String]) -> Result<()> {
     {
         println!("    {line}");
     }
+    // The search index: a query loads a few shards, never the whole thing.
+    for lang in ["en", "zh"] {
+        let mut sizes: Vec<u64> = files(&out.join("site/search").join(lang))
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok().map(|m| m.len()))
+            .collect();
+        sizes.sort_unstable();
+        if let (Some(max), false) = (sizes.last(), sizes.is_empty()) {
+            println!(
+                "search index ({lang})     {:>9.1} MiB in {} shards (median {:.1} KiB, largest {:.1} KiB), loaded on demand",
+                sizes.iter().sum::<u64>() as f64 / (1024.0 * 1024.0),
+                sizes.len(),
+                sizes[sizes.len() / 2] as f64 / 1024.0,
+                *max as f64 / 1024.0
+            );
+        }
+    }
 
     let entry = first_file(&work.join("signatures"))?.context("corpus has no entries")?;
     let text = std::fs::read_to_string(&entry)?;

@@ -131,10 +131,16 @@ impl SiteFiles {
         let files: Vec<(&String, &Vec<u8>)> = self.files.iter().collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
         let failed: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
-        let writers = std::thread::available_parallelism()
-            .map_or(2, usize::from)
-            .saturating_mul(4)
-            .clamp(4, 32)
+        let writers = std::env::var("ERRATA_SITE_WRITERS")
+            .ok()
+            .and_then(|w| w.parse::<usize>().ok())
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map_or(2, usize::from)
+                    .saturating_mul(4)
+                    .clamp(4, 32)
+            })
+            .clamp(1, 64)
             .min(files.len().max(1));
         std::thread::scope(|scope| {
             for _ in 0..writers {
