@@ -1,6 +1,6 @@
 //! Builds a data directory once with [`errata_site::SiteState`], then times incremental
-//! rebuilds after editing one entry (its root cause, then its signature), without
-//! checking: `cargo run --release -p errata-site --example rebuild_corpus -- DIR [N]`.
+//! rebuilds after editing one entry (its root cause, then its signature), adding one and
+//! deleting it, without checking: `cargo run --release -p errata-site --example rebuild_corpus -- DIR [N]`.
 //! DIR is copied first, so it is never modified. (For profiling the incremental path
 //! alone; `cargo xtask bench-site` times the real `errata serve`.)
 
@@ -83,6 +83,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             times[times.len() / 2],
             times[0],
             times[times.len() - 1]
+        );
+    }
+    // An entry added (a copy under a new id), then deleted again.
+    let mut value: serde_json::Value = serde_json::from_str(&original)?;
+    let id = value["id"].as_str().unwrap_or("x/y").to_string();
+    let new_id = format!("{id}-copy");
+    value["id"] = serde_json::Value::String(new_id.clone());
+    let added = entry.with_file_name(format!(
+        "{}.json",
+        new_id.rsplit('/').next().unwrap_or("copy")
+    ));
+    std::fs::write(&added, serde_json::to_string_pretty(&value)?)?;
+    for what in ["added", "deleted"] {
+        if what == "deleted" {
+            std::fs::remove_file(&added)?;
+        }
+        let start = Instant::now();
+        let r = state.rebuild(std::slice::from_ref(&added))?;
+        println!(
+            "rebuild after an entry was {what}: {:.1} ms ({r:?})",
+            start.elapsed().as_secs_f64() * 1e3
         );
     }
     Ok(())

@@ -457,7 +457,12 @@ impl SiteState {
             || {
                 dirty
                     .par_iter()
-                    .map(|out| ctx.render_out(out).map(|files| (out, files)))
+                    .map(|out| {
+                        let start = std::time::Instant::now();
+                        let files = ctx.render_out(out)?;
+                        timer.output(out, start);
+                        Ok((out, files))
+                    })
                     .collect::<Result<Vec<_>, Error>>()
             },
             || {
@@ -504,13 +509,21 @@ impl SiteState {
     }
 }
 
-/// Phase timings of a rebuild on stderr, with `ERRATA_SITE_TIMINGS=1` (for profiling).
-struct Timer(Option<std::time::Instant>);
+/// Phase timings of a rebuild on stderr, with `ERRATA_SITE_TIMINGS=1` (for profiling);
+/// `ERRATA_SITE_TIMINGS=2` adds one line per rendered output.
+struct Timer(Option<std::time::Instant>, bool);
 
 impl Timer {
     fn new() -> Timer {
-        let on = std::env::var_os("ERRATA_SITE_TIMINGS").is_some_and(|v| v == "1");
-        Timer(on.then(std::time::Instant::now))
+        let level = std::env::var("ERRATA_SITE_TIMINGS").unwrap_or_default();
+        let on = level == "1" || level == "2";
+        Timer(on.then(std::time::Instant::now), level == "2")
+    }
+
+    fn output(&self, out: &Out, start: std::time::Instant) {
+        if self.1 {
+            eprintln!("    {out:?} {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+        }
     }
 
     fn lap(&mut self, phase: &str) {
@@ -533,23 +546,49 @@ fn sync(
     files: Vec<(String, Vec<u8>)>,
     stale: Vec<String>,
 ) -> Result<(usize, usize), Error> {
-    let mut n_written = 0;
-    let mut new_paths = BTreeSet::new();
-    for (rel, bytes) in files {
-        let d = digest(&bytes);
-        new_paths.insert(rel.clone());
-        if written.get(&rel) == Some(&d) {
-            continue;
-        }
-        let path = out.join(&rel);
+    let new_paths: BTreeSet<String> = files.iter().map(|(p, _)| p.clone()).collect();
+    let changed: Vec<(String, Vec<u8>, u64)> = files
+        .into_iter()
+        .filter_map(|(rel, bytes)| {
+            let d = digest(&bytes);
+            (written.get(&rel) != Some(&d)).then_some((rel, bytes, d))
+        })
+        .collect();
+    // A few threads: each write waits on the file system more than on a CPU.
+    let write = |(rel, bytes, _): &(String, Vec<u8>, u64)| -> Result<(), Error> {
+        let path = out.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
         let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-        std::fs::write(&tmp, &bytes).map_err(|e| Error::io(&tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+        std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
+    };
+    let chunk = changed.len().div_ceil(8).max(1);
+    let results: Vec<Result<(), Error>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = changed
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().try_for_each(write)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::new(ErrorKind::Io, "a writer panicked")))
+            })
+            .collect()
+    });
+    if let Some(Err(e)) = results.into_iter().find(Result::is_err) {
+        // Some of these may be on disk: forget their digests so that the next rebuild
+        // writes them again whatever it renders.
+        for (rel, _, _) in &changed {
+            written.remove(rel);
+        }
+        return Err(e);
+    }
+    let n_written = changed.len();
+    for (rel, _, d) in changed {
         written.insert(rel, d);
-        n_written += 1;
     }
     let mut removed = 0;
     for rel in stale {

@@ -59,6 +59,8 @@ pub(crate) struct Theme {
     pub statics: Vec<(&'static str, String)>,
     /// language → key → text (English fills any key a language lacks).
     pub strings: BTreeMap<String, BTreeMap<String, String>>,
+    /// Templates whose text differs from the embedded default.
+    overridden: Vec<&'static str>,
 }
 
 impl Theme {
@@ -83,9 +85,13 @@ impl Theme {
         // Everything rendered into .html and .xml is escaped unless marked `safe`.
         tera.autoescape_on([".html", ".xml"]);
         let mut sources = Vec::new();
+        let mut overridden = Vec::new();
         for asset in TEMPLATES {
             let (text, path) = read(asset)?;
             let name = asset.rel.trim_start_matches("templates/");
+            if text != asset.default {
+                overridden.push(name);
+            }
             sources.push((name, text, path));
         }
         tera.add_raw_templates(sources.iter().map(|(name, text, _)| (*name, text.as_str())))
@@ -120,7 +126,14 @@ impl Theme {
             teras,
             statics,
             strings,
+            overridden,
         })
+    }
+
+    /// Whether this template (`sitemap.xml`) is the embedded default, so that a
+    /// hand-written equivalent may stand in for it.
+    pub fn is_default(&self, template: &str) -> bool {
+        !self.overridden.contains(&template)
     }
 
     /// The UI strings of `lang`.
