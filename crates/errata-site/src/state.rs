@@ -86,7 +86,8 @@ pub struct Rebuild {
     pub removed: usize,
     /// HTML pages the site has now.
     pub pages: usize,
-    /// Everything was rendered (a full build, or a change under `runs/`).
+    /// Everything was rendered (a full build, a change under `runs/`, or the first
+    /// rebuild after one that failed half-way).
     pub full: bool,
 }
 
@@ -103,6 +104,8 @@ pub struct SiteState {
     pages: usize,
     /// The domains and tags with a page, as of the last build.
     sections: (Vec<String>, Vec<String>),
+    /// A rebuild failed after taking in new documents: the next one renders everything.
+    stale: bool,
 }
 
 impl std::fmt::Debug for SiteState {
@@ -185,6 +188,7 @@ impl SiteState {
                 written,
                 pages: full.pages,
                 sections,
+                stale: false,
             },
             report,
         ))
@@ -219,6 +223,12 @@ impl SiteState {
         } = reload;
         let reloaded = entry_paths.len() + article_paths.len() + usize::from(runs_changed);
         let mut timer = Timer::new();
+        // Run records first: a malformed one fails the rebuild before anything changed.
+        let runs = if runs_changed {
+            Some(Runs::load(&self.store.root)?)
+        } else {
+            None
+        };
 
         // What the changed files were before: ids, and the facts pages show of them.
         // (Found by scanning the documents: cheaper than a second catalog.)
@@ -281,9 +291,13 @@ impl SiteState {
             self.store.articles.insert(rel, doc);
         }
         self.store.texts.extend(texts);
-        if runs_changed {
-            self.runs = Runs::load(&root)?;
+        if let Some(runs) = runs {
+            self.runs = runs;
         }
+        // From here the documents are the new ones: should rendering or writing fail,
+        // the next rebuild must not trust the outputs on disk.
+        let full = runs_changed || self.stale;
+        self.stale = true;
 
         timer.lap("reload");
         let catalog = self.store.catalog();
@@ -298,9 +312,10 @@ impl SiteState {
         self.pages = Out::page_count(&catalog);
         timer.lap("catalog");
 
-        if runs_changed {
+        if full {
             self.sections = sections(&catalog);
-            // Verdicts can change on any page: render everything, write what differs.
+            // Verdicts can change on any page (or the last rebuild failed half-way):
+            // render everything, write what differs.
             let mut full = render_all(&ctx)?;
             self.search = std::mem::take(&mut full.search);
             let files = std::mem::take(&mut full.files).into_vec();
@@ -313,6 +328,7 @@ impl SiteState {
                 .collect();
             let rendered = files.len();
             let (written, removed) = sync(&self.out, &mut self.written, files, stale)?;
+            self.stale = false;
             return Ok(Rebuild {
                 reloaded,
                 rendered,
@@ -497,6 +513,7 @@ impl SiteState {
         let rendered = dirty.len();
         timer.lap("render");
         let (written, removed) = sync(&self.out, &mut self.written, files, stale)?;
+        self.stale = false;
         timer.lap("write");
         Ok(Rebuild {
             reloaded,

@@ -382,6 +382,17 @@ fn incremental_rebuilds_equal_full_builds() {
         eprintln!("{step}: {report:?}");
         check(step);
     }
+
+    // A malformed run record fails the rebuild and changes nothing; once it is fixed,
+    // the same paths go through.
+    let bad = corpus.write("runs/bad.json", "{\"records\": 5}");
+    let edited = corpus.edit(11, |v| {
+        v["signature"] = json!("Edited next to a bad record")
+    });
+    assert!(state.rebuild(&[bad.clone(), edited.clone()]).is_err());
+    std::fs::remove_file(&bad).unwrap();
+    state.rebuild(&[bad, edited]).unwrap();
+    check("after a failed rebuild");
 }
 
 #[test]

@@ -75,6 +75,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         server.url()
     );
     let checker = FullChecker::start();
+    // Changes a failed rebuild did not take in: retried with the next change.
+    let mut pending: Vec<PathBuf> = Vec::new();
     let started = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(args.poll_ms.max(20)));
@@ -88,7 +90,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if now == last {
             continue;
         }
-        let changed = changed_paths(&last, &now);
+        let mut changed = changed_paths(&last, &now);
+        changed.append(&mut pending);
+        changed.sort();
+        changed.dedup();
         last = now;
         let theme_or_config = changed
             .iter()
@@ -106,7 +111,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         match result {
             Ok(()) => server.bump(),
-            Err(e) => eprintln!("error: {e:#} (still serving the previous build)"),
+            Err(e) => {
+                eprintln!("error: {e:#} (still serving the previous build)");
+                pending = changed;
+            }
         }
     }
     drop(server);
