@@ -82,7 +82,13 @@ impl SiteFiles {
         let staging = parent.join(format!(".{name}.tmp-{pid}"));
         let old = parent.join(format!(".{name}.old-{pid}"));
         let _ = std::fs::remove_dir_all(&staging);
-        if let Err(e) = self.write_into(&staging) {
+        // Files whose bytes did not change are hard links to the previous site's: a
+        // link makes no new inode, and allocating tens of thousands of inodes (right
+        // after as many were freed) is most of what writing a site costs the kernel.
+        let previous = std::fs::symlink_metadata(out)
+            .is_ok_and(|m| m.is_dir())
+            .then_some(out);
+        if let Err(e) = self.write_into(&staging, previous) {
             let _ = std::fs::remove_dir_all(&staging);
             return Err(e);
         }
@@ -114,7 +120,7 @@ impl SiteFiles {
         })
     }
 
-    fn write_into(&self, dir: &Path) -> Result<(), Error> {
+    fn write_into(&self, dir: &Path, previous: Option<&Path>) -> Result<(), Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         // Directories first (few, in order), then the files in parallel: tens of
         // thousands of small writes are bound by file-system latency, not bandwidth.
@@ -128,7 +134,16 @@ impl SiteFiles {
         }
         // More writers than cores: a writer spends most of its time waiting for the
         // file system (creating an inode, a directory entry, the journal), not on a CPU.
-        let files: Vec<(&String, &Vec<u8>)> = self.files.iter().collect();
+        // But each takes whole directories: creating files in one directory is serialised
+        // by that directory's lock, and writers contending for it only spin.
+        let mut by_dir: BTreeMap<&str, Vec<(&String, &Vec<u8>)>> = BTreeMap::new();
+        for (rel, bytes) in &self.files {
+            let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+            by_dir.entry(dir).or_default().push((rel, bytes));
+        }
+        let mut groups: Vec<Vec<(&String, &Vec<u8>)>> = by_dir.into_values().collect();
+        // Largest first, so that no big directory starts last.
+        groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
         let next = std::sync::atomic::AtomicUsize::new(0);
         let failed: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
         let writers = std::env::var("ERRATA_SITE_WRITERS")
@@ -141,23 +156,31 @@ impl SiteFiles {
                     .clamp(4, 32)
             })
             .clamp(1, 64)
-            .min(files.len().max(1));
+            .min(groups.len().max(1));
         std::thread::scope(|scope| {
             for _ in 0..writers {
                 scope.spawn(|| {
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((rel, bytes)) = files.get(i) else {
+                        let Some(group) = groups.get(i) else {
                             break;
                         };
-                        let path = dir.join(rel);
-                        if let Err(e) = std::fs::write(&path, bytes) {
-                            if let Ok(mut slot) = failed.lock() {
-                                slot.get_or_insert(Error::io(&path, e));
+                        for (rel, bytes) in group {
+                            let path = dir.join(rel);
+                            if let Some(old) = previous.map(|p| p.join(rel))
+                                && same_bytes(&old, bytes)
+                                && std::fs::hard_link(&old, &path).is_ok()
+                            {
+                                continue;
                             }
-                            // Stop handing out work.
-                            next.store(files.len(), std::sync::atomic::Ordering::Relaxed);
-                            break;
+                            if let Err(e) = std::fs::write(&path, bytes) {
+                                if let Ok(mut slot) = failed.lock() {
+                                    slot.get_or_insert(Error::io(&path, e));
+                                }
+                                // Stop handing out work.
+                                next.store(groups.len(), std::sync::atomic::Ordering::Relaxed);
+                                return;
+                            }
                         }
                     }
                 });
@@ -168,6 +191,19 @@ impl SiteFiles {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether the file at `path` holds exactly `bytes` (a missing file does not).
+fn same_bytes(path: &Path, bytes: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    if file.metadata().map(|m| m.len()).ok() != Some(bytes.len() as u64) {
+        return false;
+    }
+    let mut buf = Vec::with_capacity(bytes.len());
+    file.read_to_end(&mut buf).is_ok() && buf == bytes
 }
 
 /// The previous site, swapped out by [`SiteFiles::write_atomically_deferred`] and not yet
@@ -219,5 +255,59 @@ fn remove_abandoned(parent: &Path, name: &str) {
         {
             let _ = std::fs::remove_dir_all(item.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewriting_links_unchanged_files_and_replaces_changed_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("site");
+        let mut files = SiteFiles::default();
+        files.insert("a/same.html", "same");
+        files.insert("a/changed.html", "before");
+        files.insert("gone.html", "gone");
+        files.write_atomically(&out).unwrap();
+        let mut next = SiteFiles::default();
+        next.insert("a/same.html", "same");
+        next.insert("a/changed.html", "after!");
+        next.insert("b/new.html", "new");
+        let replaced = next.write_atomically_deferred(&out).unwrap();
+        // The previous site is still there until removed; the new one is in place.
+        assert_eq!(
+            std::fs::read_to_string(out.join("a/changed.html")).unwrap(),
+            "after!"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let links = std::fs::metadata(out.join("a/same.html")).unwrap().nlink();
+            assert_eq!(links, 2, "an unchanged file is a link to the previous one");
+        }
+        replaced.remove();
+        let mut paths: Vec<String> = walkdir::WalkDir::new(&out)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                e.path()
+                    .strip_prefix(&out)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect();
+        paths.sort();
+        assert_eq!(paths, ["a/changed.html", "a/same.html", "b/new.html"]);
+        assert_eq!(
+            std::fs::read_to_string(out.join("a/same.html")).unwrap(),
+            "same"
+        );
+        // Nothing is left beside it.
+        let siblings: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(siblings.len(), 1);
     }
 }
