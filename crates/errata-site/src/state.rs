@@ -1,37 +1,4 @@
-//! Incremental rebuilds for a long-lived process (`errata serve`).
-//!
-//! A [`SiteState`] keeps what a full build computed: the loaded entries and articles,
-//! the search indexes, and a digest of every file it wrote. When files of the data
-//! directory change, [`SiteState::rebuild`] reloads only those files, works out which
-//! outputs depend on them, re-renders those, rewrites the files whose bytes changed and
-//! deletes the ones that no longer exist. The result is byte for byte the site a full
-//! build of the changed data would write (the tests check this on a generated corpus).
-//!
-//! What depends on what (the dependency map is computed from the catalog, not recorded
-//! while rendering, so it cannot go stale):
-//!
-//! | a change to an entry's…                          | re-renders |
-//! |--------------------------------------------------|------------|
-//! | file (anything)                                  | its page (en, zh), `api/v1/<id>.json`, its search documents |
-//! | existence, `signature`, `signature_zh`           | pages of entries whose transition graph names it, of articles whose `signatures` name it |
-//! | existence, titles, `last_updated`, `tags`         | its domain and tag pages (old and new tags), home |
-//! | existence, titles, `last_updated`, root causes   | feeds |
-//! | existence, `last_updated`                        | `sitemap.xml` |
-//! | existence, titles, `error_code`, `last_updated`  | `api/v1/index.json` |
-//! | existence, whether it is translated              | translation status pages |
-//! | existence                                        | search pages (document count) |
-//!
-//! Articles (either language's file) likewise: their pages and search documents; the
-//! pages of the entries they name (old and new `signatures`) when their title,
-//! translation state or `signatures` change; domain, tag and home pages when their
-//! listing (titles, date, tags) changes; feeds when titles, date or summary change; translation status, sitemap and
-//! API index when what those show changes. A change under `runs/` re-renders everything
-//! in memory and writes only the files whose bytes changed. The theme and `errata.toml`
-//! are not watched here: the caller starts a new state (a full build) for those.
-//!
-//! The site does no checking: the caller checks the changed files
-//! ([`Reload::knowledge_base`] holds them) before or after calling
-//! [`SiteState::apply`].
+//! Incremental rebuilds for a long-lived process (`errata serve`): see [`SiteState`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -91,7 +58,43 @@ pub struct Rebuild {
     pub full: bool,
 }
 
-/// A site built once and kept up to date file by file. See the [module](self) docs.
+/// A site built once and kept up to date file by file, for a long-lived process
+/// (`errata serve`).
+///
+/// A `SiteState` keeps what a full build computed: the loaded entries and articles,
+/// the search indexes, and a digest of every file it wrote. When files of the data
+/// directory change, [`SiteState::rebuild`] reloads only those files, works out which
+/// outputs depend on them, re-renders those, rewrites the files whose bytes changed and
+/// deletes the ones that no longer exist. The result is byte for byte the site a full
+/// build of the changed data would write (the tests check this on a generated corpus).
+///
+/// What depends on what (the dependency map is computed from the catalog, not recorded
+/// while rendering, so it cannot go stale):
+///
+/// | a change to an entry's…                          | re-renders |
+/// |--------------------------------------------------|------------|
+/// | file (anything)                                  | its page (en, zh), `api/v1/<id>.json`, its search documents |
+/// | existence, `signature`, `signature_zh`           | pages of entries whose transition graph names it, of articles whose `signatures` name it |
+/// | existence, titles, `last_updated`, `tags`        | its domain and tag pages (old and new tags), home |
+/// | existence, titles, `last_updated`, root causes   | feeds |
+/// | existence, `last_updated`                        | `sitemap.xml` |
+/// | existence, titles, `error_code`, `last_updated`  | `api/v1/index.json` |
+/// | existence, whether it is translated              | translation status pages |
+/// | existence                                        | search pages (document count) |
+///
+/// Articles (either language's file) likewise: their pages and search documents; the
+/// pages of the entries they name (old and new `signatures`) when their title,
+/// translation state or `signatures` change; domain, tag and home pages when their
+/// listing (titles, date, tags) changes; feeds when titles, date or summary change;
+/// translation status, sitemap and API index when what those show changes. A domain or
+/// tag that appears or disappears changes the sitemap. A change under `runs/`
+/// re-renders everything in memory and writes only the files whose bytes changed (as
+/// does the rebuild after one that failed half-way). The theme and `errata.toml` are
+/// not watched here: the caller starts a new state (a full build) for those.
+///
+/// The site does no checking: the caller checks the changed files
+/// ([`Reload::knowledge_base`] holds them) before or after calling
+/// [`SiteState::apply`].
 pub struct SiteState {
     opts: SiteOptions,
     theme: Theme,
