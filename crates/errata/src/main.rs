@@ -10,6 +10,12 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 
+// Loading, checking and rendering allocate many small short-lived values from several
+// threads; glibc's allocator spent a fifth of `errata check`'s time on a 10,000-entry
+// corpus (see ARCHITECTURE.md, "Performance").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "errata",
