@@ -26,6 +26,9 @@ use crate::bench::{all_files as files, build_release, ms};
 use crate::repo_root;
 
 pub fn run(args: &[String]) -> Result<()> {
+    if crate::bench::in_release("bench-site", args)? {
+        return Ok(());
+    }
     let mut dir: Option<PathBuf> = None;
     let mut runs = 3usize;
     let mut bin: Option<PathBuf> = None;

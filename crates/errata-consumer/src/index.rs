@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use errata_matcher::{Matcher, Pattern, Via};
 
+use crate::scan::{self, Chunker};
 use crate::{Entry, Error};
 
 /// How much of a stream [`Index::scan`] searches at once.
@@ -133,48 +134,40 @@ impl Index {
         found
     }
 
-    /// Scans a stream of any size in bounded memory (a chunk of about [`CHUNK_BYTES`]
-    /// plus at most one line at a time), calling `on_match` for each known error found,
-    /// in the order of [`Index::match_text`].
+    /// Scans a stream of any size in bounded memory (a few chunks of about
+    /// [`CHUNK_BYTES`], or of a piece of an overlong line, at a time), calling `on_match`
+    /// for each known error found, in the order of [`Index::match_text`]. The chunks are
+    /// searched on one thread per core (up to 8); `on_match` runs on the calling thread.
     pub fn scan(
         &self,
-        mut reader: impl Read,
+        reader: impl Read,
+        on_match: impl FnMut(Found<'_>),
+    ) -> std::io::Result<ScanStats> {
+        self.scan_with_threads(reader, scan::default_threads(), on_match)
+    }
+
+    /// [`Index::scan`] on `threads` threads (0 or 1: on the calling thread only). The
+    /// matches and their order do not depend on `threads`.
+    pub fn scan_with_threads(
+        &self,
+        reader: impl Read,
+        threads: usize,
         mut on_match: impl FnMut(Found<'_>),
     ) -> std::io::Result<ScanStats> {
         let mut stats = ScanStats::default();
-        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_BYTES * 2);
-        let mut eof = false;
         let mut last_byte = b'\n';
-        loop {
-            while !eof && buf.len() < CHUNK_BYTES {
-                read_some(&mut reader, &mut buf, &mut eof)?;
-            }
-            if buf.is_empty() {
-                break;
-            }
-            // Search up to the last complete line and keep the rest for the next round,
-            // unless the input ended or the pending line is already too long.
-            let cut = match buf.iter().rposition(|&b| b == b'\n') {
-                Some(i) => i + 1,
-                None if eof || buf.len() >= MAX_LINE_BYTES => buf.len(),
-                None => {
-                    read_some(&mut reader, &mut buf, &mut eof)?;
-                    continue;
-                }
-            };
-            let chunk = &buf[..cut];
+        scan::scan_chunks(&self.matcher, Chunker::new(reader), threads, |scanned| {
             // `stats.lines` counts completed lines, so a piece of a long line keeps the
             // line number of the piece before it.
             let (base_line, base_offset) = (stats.lines, stats.bytes);
-            self.matcher.scan(chunk, |m| {
+            for m in &scanned.matches {
                 stats.matches += 1;
-                on_match(self.found(chunk, base_line, base_offset, m));
-            });
-            stats.lines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
-            stats.bytes += cut as u64;
-            last_byte = chunk[cut - 1];
-            buf.drain(..cut);
-        }
+                on_match(self.found(&scanned.chunk, base_line, base_offset, m));
+            }
+            stats.lines += scanned.newlines;
+            stats.bytes += scanned.chunk.len() as u64;
+            last_byte = scanned.chunk.last().copied().unwrap_or(last_byte);
+        })?;
         if last_byte != b'\n' {
             stats.lines += 1;
         }
@@ -188,10 +181,7 @@ impl Index {
         base_offset: u64,
         m: &errata_matcher::Match,
     ) -> Found<'_> {
-        let line_start = chunk[..m.span.start]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
+        let line_start = memchr::memrchr(b'\n', &chunk[..m.span.start]).map_or(0, |i| i + 1);
         Found {
             entry: &self.entries[m.pattern],
             line: base_line + m.line as u64 + 1,
@@ -200,32 +190,6 @@ impl Index {
             text: String::from_utf8_lossy(&chunk[m.span.clone()]).into_owned(),
             via: m.via,
             specificity: m.specificity,
-        }
-    }
-}
-
-/// Appends what one `read` returns to `buf` (up to [`CHUNK_BYTES`]).
-fn read_some(reader: &mut impl Read, buf: &mut Vec<u8>, eof: &mut bool) -> std::io::Result<()> {
-    let start = buf.len();
-    buf.resize(start + CHUNK_BYTES, 0);
-    let result = reader.read(&mut buf[start..]);
-    match result {
-        Ok(0) => {
-            buf.truncate(start);
-            *eof = true;
-            Ok(())
-        }
-        Ok(n) => {
-            buf.truncate(start + n);
-            Ok(())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-            buf.truncate(start);
-            Ok(())
-        }
-        Err(e) => {
-            buf.truncate(start);
-            Err(e)
         }
     }
 }

@@ -18,7 +18,7 @@
 //! check members without trusting them; `errata bundle verify` is built on it) and
 //! [`Index`] (entries plus matcher, built from entries that did not come from a bundle).
 //!
-//! Dependencies are few on purpose: serde, tar, flate2, sha2 and `errata-matcher`.
+//! Dependencies are few on purpose: serde, tar, flate2, sha2, memchr and `errata-matcher`.
 //!
 //! # Example
 //!
@@ -47,6 +47,7 @@ mod entry;
 mod error;
 mod index;
 mod manifest;
+mod scan;
 
 pub use bundle::{Bundle, ENTRIES, parse_entries};
 pub use entry::{Advice, DeadEnd, Entry, Lang, Step, Workaround};

@@ -197,16 +197,68 @@ fn streaming_scan_agrees_with_match_text_across_chunks() {
         .map(|f| (f.line, f.entry.id.clone(), f.span.start))
         .collect();
     assert!(expected.len() > 100);
-    for step in [1 << 20, 4096 + 7] {
+    // Chunks are searched on several threads and reported in order: the result is the
+    // same whatever the number of threads and however the reads are cut.
+    for (step, threads) in [(1 << 20, 1), (4096 + 7, 1), (1 << 20, 2), (4096 + 7, 3)] {
         let mut got = Vec::new();
         let stats = index
-            .scan(Trickle(log.as_bytes(), step), |f| {
+            .scan_with_threads(Trickle(log.as_bytes(), step), threads, |f| {
                 got.push((f.line, f.entry.id.clone(), f.span.start))
             })
             .unwrap();
-        assert_eq!(got, expected);
+        assert_eq!(got, expected, "{threads} threads, reads of {step}");
         assert_eq!(stats.lines, log.lines().count() as u64);
         assert_eq!(stats.bytes, log.len() as u64);
+        assert_eq!(stats.matches, expected.len() as u64);
+    }
+}
+
+/// A reader that fails after `ok` bytes.
+struct FailsAfter<'a>(&'a [u8], usize);
+
+impl std::io::Read for FailsAfter<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.1 == 0 {
+            return Err(std::io::Error::other("disk on fire"));
+        }
+        let n = self.0.len().min(self.1).min(buf.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        self.1 -= n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_read_error_stops_the_scan_and_is_returned() {
+    let index = Index::new(
+        sample()
+            .into_iter()
+            .map(|v| Entry::from_value(v).unwrap())
+            .collect(),
+    )
+    .unwrap();
+    let line = "CUDA error: an illegal memory access was encountered\n";
+    let log = line.repeat(200_000);
+    for threads in [1, 2] {
+        let mut lines = Vec::new();
+        let err = index
+            .scan_with_threads(FailsAfter(log.as_bytes(), 5 << 20), threads, |f| {
+                lines.push(f.line)
+            })
+            .unwrap_err();
+        assert_eq!(err.to_string(), "disk on fire");
+        // What was reported came before the failure, in order, and nothing after it.
+        assert!(lines.windows(2).all(|w| w[0] <= w[1]), "{threads} threads");
+        let last = lines.last().copied().unwrap_or(0);
+        assert!(
+            last > 0,
+            "{threads} threads: matches before the failure are reported"
+        );
+        assert!(
+            last <= (5 << 20) / line.len() as u64,
+            "{threads} threads: a match on line {last}, after the failure"
+        );
     }
 }
 

@@ -400,6 +400,9 @@ impl Matcher {
 
         let mut lines = LineCounter::new(text);
         let mut found: Vec<Match> = Vec::new();
+        // Search caches live as long as the scan: a backtracker's cache is kilobytes.
+        let mut scratch = Scratch::default();
+        let mut lowered = LoweredLine::default();
         let mut i = 0;
         while i < hits.len() {
             let (line, range) = lines.line_of(hits[i].0);
@@ -409,7 +412,14 @@ impl Matcher {
             while j < hits.len() && hits[j].0 <= range.end {
                 j += 1;
             }
-            self.resolve_line(text, line, range, &hits[i..j], &mut found);
+            lowered.ready = false;
+            self.resolve_line(
+                text,
+                (line, range),
+                &hits[i..j],
+                (&mut scratch, &mut lowered),
+                &mut found,
+            );
             found.sort_by(rank);
             for m in &found {
                 emit(m);
@@ -423,9 +433,9 @@ impl Matcher {
     fn resolve_line(
         &self,
         text: &[u8],
-        line: usize,
-        range: Range<usize>,
+        (line, range): (usize, Range<usize>),
         hits: &[(usize, Hit)],
+        (scratch, lowered): (&mut Scratch, &mut LoweredLine),
         out: &mut Vec<Match>,
     ) {
         let mut candidates: Vec<(usize, Hit)> = hits
@@ -433,8 +443,6 @@ impl Matcher {
             .map(|(_, h)| (target_pattern(h.target), h.clone()))
             .collect();
         candidates.sort_by_key(|(p, h)| (*p, target_key(h.target), h.span.start));
-        let mut lowered = LoweredLine::default();
-        let mut scratch = Scratch::default();
         let mut k = 0;
         while k < candidates.len() {
             let p = candidates[k].0;
@@ -460,7 +468,7 @@ impl Matcher {
             .then(|| {
                 compiled
                     .regex
-                    .find(line_text, &mut scratch)
+                    .find(line_text, scratch)
                     .map(|m| range.start + m.start..range.start + m.end)
             });
             let best_alias = group
@@ -598,7 +606,8 @@ fn compile(pattern: &str) -> Result<Analysed, String> {
 }
 
 /// A line, ASCII lower-cased on first use, for confirming required literals (which are
-/// stored lower-cased, as the ASCII-case-insensitive prefilter sees them).
+/// stored lower-cased, as the ASCII-case-insensitive prefilter sees them). `ready` is
+/// cleared for each new line.
 #[derive(Default)]
 struct LoweredLine {
     text: Vec<u8>,
@@ -642,14 +651,9 @@ impl<'a> LineCounter<'a> {
     fn line_of(&mut self, offset: usize) -> (usize, Range<usize>) {
         if offset > self.end {
             let skipped = &self.text[self.end..offset];
-            // Counting is a tight loop the compiler vectorises; lines between hits are
-            // never looked at one by one.
-            self.line += skipped.iter().filter(|&&b| b == b'\n').count();
-            self.start = self.end
-                + skipped
-                    .iter()
-                    .rposition(|&b| b == b'\n')
-                    .map_or(0, |i| i + 1);
+            // Lines between hits are never looked at one by one.
+            self.line += memchr::memchr_iter(b'\n', skipped).count();
+            self.start = self.end + memchr::memrchr(b'\n', skipped).map_or(0, |i| i + 1);
             self.end = find_newline(self.text, offset);
         }
         (self.line, self.start..self.end)
@@ -658,8 +662,5 @@ impl<'a> LineCounter<'a> {
 
 /// Offset of the first `\n` at or after `from`, or the text's length.
 fn find_newline(text: &[u8], from: usize) -> usize {
-    text[from..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(text.len(), |i| from + i)
+    memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i)
 }

@@ -2,49 +2,15 @@
 //! bundle does not depend on the working directory (the JSON Schemas are built into the
 //! binary), `--schema DIR` still overrides them, and `verify` accepts what was written.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repo root")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for item in std::fs::read_dir(from).unwrap() {
-        let item = item.unwrap();
-        let target = to.join(item.file_name());
-        if item.file_type().unwrap().is_dir() {
-            copy_dir(&item.path(), &target);
-        } else {
-            std::fs::copy(item.path(), &target).unwrap();
-        }
-    }
-}
+mod common;
+use common::{copy_dir, repo, s};
 
 /// Runs errata in `cwd`; returns the exit code and stdout + stderr.
-fn errata(cwd: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_errata"))
-        .args(args)
-        .current_dir(cwd)
-        .env("SOURCE_DATE_EPOCH", "1767225600")
-        .env(
-            "ERRATA_SOURCE_COMMIT",
-            "0123456789abcdef0123456789abcdef01234567",
-        )
-        .output()
-        .expect("run errata");
-    (
-        out.status.code().unwrap_or(-1),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+fn errata(cwd: &std::path::Path, args: &[&str]) -> (i32, String) {
+    let run = common::errata(cwd, args);
+    (run.code, run.all())
 }
 
 /// A copy of `data/` in `dir/data`, and an empty working directory `dir/elsewhere`
@@ -56,10 +22,6 @@ fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     (dir, data, elsewhere)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 temporary path")
 }
 
 #[test]

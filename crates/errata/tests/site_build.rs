@@ -2,48 +2,19 @@
 //! byte-identical output, run as a real process on copies of `data/`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repo root")
-}
+mod common;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for item in std::fs::read_dir(from).unwrap() {
-        let item = item.unwrap();
-        let target = to.join(item.file_name());
-        if item.file_type().unwrap().is_dir() {
-            copy_dir(&item.path(), &target);
-        } else {
-            std::fs::copy(item.path(), &target).unwrap();
-        }
-    }
-}
-
-/// A scratch project: copies of `data/` and `schema/` (the bundle embeds the schemas),
-/// and nothing else (no errata.toml, no site/: the embedded theme is used).
+/// A scratch project: a copy of `data/` and nothing else (no errata.toml, no site/: the
+/// embedded theme and schemas are used).
 fn project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&repo().join("data"), &dir.path().join("data"));
-    copy_dir(&repo().join("schema"), &dir.path().join("schema"));
-    dir
+    common::data_copy()
 }
 
+/// Runs errata in `cwd`; returns the exit code and stderr.
 fn errata(cwd: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_errata"))
-        .args(args)
-        .current_dir(cwd)
-        .env("SOURCE_DATE_EPOCH", "1767225600")
-        .output()
-        .expect("run errata");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = common::errata(cwd, args);
+    (run.code, run.stderr)
 }
 
 fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {

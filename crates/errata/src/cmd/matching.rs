@@ -31,6 +31,10 @@ pub struct Args {
     /// Language of root causes and workarounds (`en` or `zh`).
     #[arg(long, default_value = "en", value_parser = ["en", "zh"])]
     pub lang: String,
+    /// Threads that search the log (default: one per core, up to 8). The output does not
+    /// depend on it.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 /// Output formats.
@@ -66,6 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         line: Vec::new(),
         failed: None,
         name: String::new(),
+        threads: args.threads,
     };
     let stats = match args.file.as_deref() {
         None => printer.scan(index, std::io::stdin().lock(), "<stdin>", &mut out),
@@ -139,6 +144,7 @@ struct Printer {
     line: Vec<(u64, usize, String, String)>,
     failed: Option<std::io::Error>,
     name: String,
+    threads: Option<usize>,
 }
 
 impl Printer {
@@ -150,15 +156,19 @@ impl Printer {
         out: &mut impl Write,
     ) -> anyhow::Result<errata_consumer::ScanStats> {
         self.name = name.to_string();
-        let stats = index
-            .scan(reader, |found| {
-                if self.failed.is_none()
-                    && let Err(e) = self.emit(&found, out)
-                {
-                    self.failed = Some(e);
-                }
-            })
-            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let threads = self.threads;
+        let on_match = |found: Found<'_>| {
+            if self.failed.is_none()
+                && let Err(e) = self.emit(&found, out)
+            {
+                self.failed = Some(e);
+            }
+        };
+        let stats = match threads {
+            Some(n) => index.scan_with_threads(reader, n, on_match),
+            None => index.scan(reader, on_match),
+        }
+        .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         if self.failed.is_none()
             && let Err(e) = self.flush_line(out)
         {

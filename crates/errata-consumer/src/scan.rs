@@ -1,0 +1,195 @@
+//! Streaming a log through the matcher: the input is cut into chunks of whole lines, the
+//! chunks are searched on several threads, and matches are reported in input order.
+//!
+//! Memory stays bounded whatever the input's size: at most `2 × threads` chunks (about
+//! [`CHUNK_BYTES`] each, or [`MAX_LINE_BYTES`] for a piece of an overlong line) are in
+//! flight, and their buffers are reused. The output is the same, match for match and in
+//! the same order, whatever the number of threads.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::Mutex;
+use std::sync::mpsc;
+
+use errata_matcher::{Match, Matcher};
+
+use crate::index::{CHUNK_BYTES, MAX_LINE_BYTES};
+
+/// Hands out the input as chunks that end at a line end: whole lines of about
+/// [`CHUNK_BYTES`], a piece of a line longer than [`MAX_LINE_BYTES`] (a match cannot span
+/// two pieces), or the unterminated last line.
+pub(crate) struct Chunker<R> {
+    reader: R,
+    /// Read but not yet handed out: always less than one line beyond the last chunk.
+    pending: Vec<u8>,
+    eof: bool,
+}
+
+impl<R: Read> Chunker<R> {
+    pub fn new(reader: R) -> Self {
+        Chunker {
+            reader,
+            pending: Vec::with_capacity(CHUNK_BYTES * 2),
+            eof: false,
+        }
+    }
+
+    /// Replaces `out`'s contents with the next chunk; `Ok(false)` once the input ended.
+    pub fn next_into(&mut self, out: &mut Vec<u8>) -> std::io::Result<bool> {
+        loop {
+            while !self.eof && self.pending.len() < CHUNK_BYTES {
+                self.read_some()?;
+            }
+            if self.pending.is_empty() {
+                return Ok(false);
+            }
+            let cut = match memchr::memrchr(b'\n', &self.pending) {
+                Some(i) => i + 1,
+                None if self.eof || self.pending.len() >= MAX_LINE_BYTES => self.pending.len(),
+                None => {
+                    self.read_some()?;
+                    continue;
+                }
+            };
+            // The chunk keeps `pending`'s buffer; only the partial line after it moves.
+            out.clear();
+            out.extend_from_slice(&self.pending[cut..]);
+            std::mem::swap(out, &mut self.pending);
+            out.truncate(cut);
+            return Ok(true);
+        }
+    }
+
+    /// Appends what one `read` returns (up to [`CHUNK_BYTES`]).
+    fn read_some(&mut self) -> std::io::Result<()> {
+        let start = self.pending.len();
+        self.pending.resize(start + CHUNK_BYTES, 0);
+        let result = self.reader.read(&mut self.pending[start..]);
+        let n = match result {
+            Ok(0) => {
+                self.eof = true;
+                0
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
+            Err(e) => {
+                self.pending.truncate(start);
+                return Err(e);
+            }
+        };
+        self.pending.truncate(start + n);
+        Ok(())
+    }
+}
+
+/// One chunk, searched.
+pub(crate) struct Scanned {
+    pub chunk: Vec<u8>,
+    /// In the order [`Matcher::scan`] reports them; spans and lines are chunk-relative.
+    pub matches: Vec<Match>,
+    /// `\n`s in the chunk.
+    pub newlines: u64,
+}
+
+pub(crate) fn scan_chunk(matcher: &Matcher, chunk: Vec<u8>) -> Scanned {
+    let mut matches = Vec::new();
+    matcher.scan(&chunk, |m| matches.push(m.clone()));
+    let newlines = memchr::memchr_iter(b'\n', &chunk).count() as u64;
+    Scanned {
+        chunk,
+        matches,
+        newlines,
+    }
+}
+
+/// Scans every chunk of `chunker` with `threads` threads (1: on this one) and calls
+/// `report` with each [`Scanned`] in input order, on this thread.
+pub(crate) fn scan_chunks<R: Read>(
+    matcher: &Matcher,
+    mut chunker: Chunker<R>,
+    threads: usize,
+    mut report: impl FnMut(&Scanned),
+) -> std::io::Result<()> {
+    if threads <= 1 {
+        let mut buf = Vec::new();
+        while chunker.next_into(&mut buf)? {
+            let scanned = scan_chunk(matcher, buf);
+            report(&scanned);
+            buf = scanned.chunk;
+        }
+        return Ok(());
+    }
+    let in_flight = 2 * threads as u64;
+    let (work_tx, work_rx) = mpsc::sync_channel::<(u64, Vec<u8>)>(threads);
+    let work_rx = &Mutex::new(work_rx);
+    let (done_tx, done_rx) = mpsc::channel::<(u64, Scanned)>();
+    std::thread::scope(move |scope| {
+        for _ in 0..threads {
+            let done_tx = done_tx.clone();
+            scope.spawn(move || {
+                loop {
+                    // The lock is held while waiting, so one idle thread waits at a time.
+                    let next = match work_rx.lock() {
+                        Ok(rx) => rx.recv().ok(),
+                        Err(_) => None,
+                    };
+                    let Some((seq, chunk)) = next else { break };
+                    if done_tx.send((seq, scan_chunk(matcher, chunk))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+
+        // Results arrive in any order; `ready` holds them until their turn.
+        let mut ready: BTreeMap<u64, Scanned> = BTreeMap::new();
+        let (mut sent, mut reported) = (0u64, 0u64);
+        let mut spare: Vec<Vec<u8>> = Vec::new();
+        let mut report_ready =
+            |ready: &mut BTreeMap<u64, Scanned>, reported: &mut u64, spare: &mut Vec<Vec<u8>>| {
+                while let Some(scanned) = ready.remove(reported) {
+                    report(&scanned);
+                    spare.push(scanned.chunk);
+                    *reported += 1;
+                }
+            };
+        let read = 'read: loop {
+            while sent - reported >= in_flight {
+                let Ok((seq, scanned)) = done_rx.recv() else {
+                    // Every thread stopped: only a panic does that, and the scope
+                    // re-raises it when it ends.
+                    break 'read Ok(());
+                };
+                ready.insert(seq, scanned);
+                report_ready(&mut ready, &mut reported, &mut spare);
+            }
+            let mut buf = spare.pop().unwrap_or_default();
+            match chunker.next_into(&mut buf) {
+                Ok(true) => {
+                    if work_tx.send((sent, buf)).is_err() {
+                        break Ok(());
+                    }
+                    sent += 1;
+                }
+                Ok(false) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        drop(work_tx);
+        for (seq, scanned) in done_rx {
+            ready.insert(seq, scanned);
+            // After a read error nothing more is reported: the caller gets the error.
+            if read.is_ok() {
+                report_ready(&mut ready, &mut reported, &mut spare);
+            }
+        }
+        read
+    })
+}
+
+/// Threads [`crate::Index::scan`] uses: one per core, up to 8 (the prefilter is
+/// memory-bound; more threads only add chunks in flight).
+pub(crate) fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}

@@ -1,0 +1,173 @@
+//! `errata match` end to end, as a real process on the bundled `data/` and on the bundle
+//! `errata bundle` writes from it: exit codes, line numbers across chunk boundaries, the
+//! same output whatever the number of threads, standard input, and Chinese advice.
+
+use std::path::Path;
+
+mod common;
+use common::{errata, errata_with_stdin, repo, s};
+
+/// Every entry of `data/`: (id, signature).
+fn signatures() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for domain in std::fs::read_dir(repo().join("data/signatures")).unwrap() {
+        for file in std::fs::read_dir(domain.unwrap().path()).unwrap() {
+            let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+            let entry: serde_json::Value = serde_json::from_str(&text).unwrap();
+            out.push((
+                entry["id"].as_str().unwrap().to_string(),
+                entry["signature"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// About 3 MiB of ordinary training output (several scan chunks) with every signature
+/// at a known line; returns the log and the (line, id, signature) of each.
+fn log_with_every_signature() -> (String, Vec<(u64, String, String)>) {
+    let sigs = signatures();
+    let mut log = String::new();
+    let mut planted: Vec<(u64, String, String)> = Vec::new();
+    let mut line = 0u64;
+    while log.len() < 3 << 20 {
+        line += 1;
+        if line.is_multiple_of(20_011) {
+            let (id, sig) = &sigs[(line / 20_011) as usize % sigs.len()];
+            log.push_str(&format!("[rank0]: {sig}\n"));
+            planted.push((line, id.clone(), sig.clone()));
+        } else {
+            log.push_str(&format!(
+                "2026-01-01 12:00:00 INFO step {line} loss 0.{line:04} tokens/s 31337\n"
+            ));
+        }
+    }
+    (log, planted)
+}
+
+fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
+#[test]
+fn finds_every_planted_signature_on_its_line_with_any_number_of_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, planted) = log_with_every_signature();
+    let log_path = dir.path().join("train.log");
+    std::fs::write(&log_path, &log).unwrap();
+    let out = dir.path().join("bundle");
+    let made = errata(&repo(), &["bundle", "--data", "data", "--out", s(&out)]);
+    assert_eq!(made.code, 0, "{}", made.all());
+    let bundle = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .expect("a bundle");
+
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let run = errata(
+            &repo(),
+            &[
+                "match",
+                s(&log_path),
+                "--bundle",
+                s(&bundle),
+                "--format",
+                "json",
+                "--threads",
+                threads,
+            ],
+        );
+        // Known errors found: exit 1, like `errata check` finding problems.
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        outputs.push(run.stdout);
+    }
+    assert!(
+        outputs.windows(2).all(|w| w[0] == w[1]),
+        "output depends on --threads"
+    );
+
+    let found = json_lines(&outputs[0]);
+    for (line, id, sig) in &planted {
+        // The most specific match of the line comes first, and it is the planted entry.
+        let first = found
+            .iter()
+            .find(|f| f["line"] == *line)
+            .unwrap_or_else(|| panic!("nothing found on line {line} ({id})"));
+        assert_eq!(first["id"], id.as_str(), "line {line}");
+        // The column is that of the matched text, 1-based, after the "[rank0]: " prefix.
+        let text = first["text"].as_str().unwrap();
+        let at = sig.find(text).expect("the match lies in the signature");
+        assert_eq!(first["column"], "[rank0]: ".len() + at + 1, "line {line}");
+        assert!(!first["root_cause"].as_str().unwrap().is_empty());
+        assert!(
+            first["workarounds"]
+                .as_array()
+                .is_some_and(|w| !w.is_empty())
+        );
+    }
+    // Nothing is found where nothing was planted.
+    let lines: std::collections::BTreeSet<u64> = planted.iter().map(|p| p.0).collect();
+    assert!(
+        found
+            .iter()
+            .all(|f| lines.contains(&f["line"].as_u64().unwrap()))
+    );
+
+    // Without --bundle, the data directory gives the same answers.
+    let local = errata(&repo(), &["match", s(&log_path), "--format", "json"]);
+    assert_eq!(local.code, 1, "{}", local.stderr);
+    let ids = |v: &[serde_json::Value]| -> Vec<(u64, String)> {
+        v.iter()
+            .map(|f| {
+                (
+                    f["line"].as_u64().unwrap(),
+                    f["id"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(ids(&json_lines(&local.stdout)), ids(&found));
+}
+
+#[test]
+fn reads_standard_input_and_speaks_chinese() {
+    let (id, sig) = signatures().swap_remove(0);
+    let log = format!("step 1\n{sig}\nstep 2\n");
+    for args in [
+        &["match", "--lang", "zh"][..],
+        &["match", "-", "--lang", "zh"],
+    ] {
+        let run = errata_with_stdin(&repo(), args, log.as_bytes());
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert!(run.stdout.contains(&id), "{}", run.stdout);
+        assert!(run.stdout.contains(":2"), "names line 2: {}", run.stdout);
+        let han = run
+            .stdout
+            .chars()
+            .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
+            .count();
+        assert!(han > 10, "advice in Chinese: {}", run.stdout);
+    }
+}
+
+#[test]
+fn a_clean_log_exits_0_and_a_missing_log_exits_2() {
+    let run = errata_with_stdin(&repo(), &["match"], b"step 1 loss 0.5\nstep 2 loss 0.4\n");
+    assert_eq!(run.code, 0, "{}", run.all());
+    assert!(
+        run.stderr.contains("2 line(s) scanned, 0 match(es)"),
+        "{}",
+        run.stderr
+    );
+
+    let missing = Path::new("no/such/train.log");
+    let run = errata(&repo(), &["match", s(missing)]);
+    assert_eq!(run.code, 2, "{}", run.all());
+    assert!(run.stderr.contains("no/such/train.log"), "{}", run.stderr);
+}
