@@ -55,7 +55,7 @@ pub use diff::{Changed, Diff, Snapshot};
 pub use error::Error;
 pub use plaintext::markdown_to_text;
 pub use schemas::MANIFEST_SCHEMA;
-pub use verify::{VerifyReport, schema_problems, verify};
+pub use verify::{VerifyReport, schema_problems, verify, verify_with_sums};
 pub use version::{Bump, Version};
 pub use write::{Written, bundle_file_name, write_bundle, write_bundle_report};
 

@@ -32,6 +32,12 @@ impl VerifyReport {
 /// against the manifest, that nothing is missing or extra, and that `entries.json`
 /// holds the number of entries the manifest counts.
 pub fn verify(path: &Path) -> VerifyReport {
+    verify_with_sums(path, &path.with_file_name(SHA256SUMS))
+}
+
+/// [`verify`] against the checksum file `sums` (as published with the bundle) instead of
+/// the `SHA256SUMS` beside it.
+pub fn verify_with_sums(path: &Path, sums: &Path) -> VerifyReport {
     let mut report = VerifyReport::default();
     let name = path
         .file_name()
@@ -45,8 +51,7 @@ pub fn verify(path: &Path) -> VerifyReport {
         }
     };
 
-    let sums_path = path.with_file_name(SHA256SUMS);
-    match std::fs::read_to_string(&sums_path) {
+    match std::fs::read_to_string(sums) {
         Ok(text) => match parse_sums(&text).into_iter().find(|(f, _)| *f == name) {
             Some((_, expected)) => {
                 let actual = errata_consumer::archive::sha256_hex(&bytes);
@@ -56,13 +61,15 @@ pub fn verify(path: &Path) -> VerifyReport {
                     ));
                 }
             }
-            None => report
-                .problems
-                .push(format!("{SHA256SUMS}: has no line for {name}")),
+            None => report.problems.push(format!(
+                "{}: has no line for {name} (a bundle is checked against the checksum file published with it)",
+                sums.display()
+            )),
         },
-        Err(e) => report
-            .problems
-            .push(format!("{}: {e}", sums_path.display())),
+        Err(e) => report.problems.push(format!(
+            "{}: {e} (a bundle is checked against the {SHA256SUMS} published with it; name it with --sums)",
+            sums.display()
+        )),
     }
 
     let archive = match Archive::read(bytes.as_slice(), &|p| p == ENTRIES) {

@@ -95,3 +95,39 @@ fn build_a_data_directory_from_another_working_directory() {
     let sums = std::fs::read_to_string(dist.join("bundle/SHA256SUMS")).unwrap();
     assert_eq!(sums.lines().count(), 1, "{sums}");
 }
+
+#[test]
+fn verify_a_bundle_away_from_its_checksum_file() {
+    let (dir, data, elsewhere) = scratch();
+    let out = dir.path().join("out");
+    let (code, log) = errata(
+        &elsewhere,
+        &["bundle", "--data", s(&data), "--out", s(&out)],
+    );
+    assert_eq!(code, 0, "{log}");
+    // Downloaded on its own: no SHA256SUMS beside it. Verification fails and says how
+    // to name the checksum file; with --sums it passes.
+    let alone = elsewhere.join("errata-1.0.0.tar.gz");
+    std::fs::copy(out.join("errata-1.0.0.tar.gz"), &alone).unwrap();
+    let (code, log) = errata(&elsewhere, &["bundle", "verify", s(&alone)]);
+    assert_eq!(code, 1, "{log}");
+    assert!(
+        log.contains("SHA256SUMS") && log.contains("--sums"),
+        "{log}"
+    );
+    let sums = out.join("SHA256SUMS");
+    let (code, log) = errata(
+        &elsewhere,
+        &["bundle", "verify", s(&alone), "--sums", s(&sums)],
+    );
+    assert_eq!(code, 0, "{log}");
+    // A checksum file for other bundles does not vouch for this one.
+    let other = elsewhere.join("OTHER_SUMS");
+    std::fs::write(&other, format!("{}  errata-9.9.9.tar.gz\n", "0".repeat(64))).unwrap();
+    let (code, log) = errata(
+        &elsewhere,
+        &["bundle", "verify", s(&alone), "--sums", s(&other)],
+    );
+    assert_eq!(code, 1, "{log}");
+    assert!(log.contains("has no line for errata-1.0.0.tar.gz"), "{log}");
+}

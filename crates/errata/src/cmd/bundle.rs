@@ -25,8 +25,11 @@ pub struct Args {
 enum Action {
     /// Check a bundle: SHA256SUMS, the manifest schema, every member's hash.
     Verify {
-        /// The bundle file (`errata-<version>.tar.gz`), with `SHA256SUMS` beside it.
+        /// The bundle file (`errata-<version>.tar.gz`).
         file: PathBuf,
+        /// The checksum file published with the bundle [default: `SHA256SUMS` beside it].
+        #[arg(long, value_name = "PATH")]
+        sums: Option<PathBuf>,
     },
     /// List added, removed and changed entries between two bundles, and the bump.
     Diff {
@@ -70,7 +73,7 @@ enum Format {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.action {
-        Some(Action::Verify { file }) => verify(&file),
+        Some(Action::Verify { file, sums }) => verify(&file, sums.as_deref()),
         Some(Action::Diff { old, new, format }) => diff(&old, &new, format),
         None => write(args.write),
     }
@@ -132,11 +135,14 @@ fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn verify(file: &Path) -> anyhow::Result<ExitCode> {
+fn verify(file: &Path, sums: Option<&Path>) -> anyhow::Result<ExitCode> {
     if !file.is_file() {
         anyhow::bail!("{}: no such bundle file", file.display());
     }
-    let report = errata_bundle::verify(file);
+    let report = match sums {
+        Some(sums) => errata_bundle::verify_with_sums(file, sums),
+        None => errata_bundle::verify(file),
+    };
     if report.is_ok() {
         let m = report.manifest.as_ref();
         println!(
