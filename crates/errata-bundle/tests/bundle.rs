@@ -171,8 +171,8 @@ fn round_trip_through_the_consumer() {
     assert_eq!(m.schema_version.split('.').count(), 3);
     let mut expected = base_entries();
     expected.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
-    let got: Vec<&Value> = bundle.entries().iter().map(|e| e.raw()).collect();
-    assert_eq!(got, expected.iter().collect::<Vec<_>>());
+    let got: Vec<Value> = bundle.entries().iter().map(|e| e.raw()).collect();
+    assert_eq!(got, expected);
 
     // Each entry's own signature and aliases find it first.
     for e in bundle.entries() {

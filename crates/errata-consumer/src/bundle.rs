@@ -92,11 +92,11 @@ impl Bundle {
 
 /// Parses `entries.json` (an array of entry objects).
 pub fn parse_entries(bytes: &[u8]) -> Result<Vec<Entry>, Error> {
-    let values: Vec<serde_json::Value> = serde_json::from_slice(bytes)
+    let values: Vec<Box<serde_json::value::RawValue>> = serde_json::from_slice(bytes)
         .map_err(|e| Error::Entries(format!("not a JSON array of entries: {e}")))?;
     values
         .into_iter()
         .enumerate()
-        .map(|(i, v)| Entry::from_value(v).map_err(|e| Error::Entries(format!("entry #{i}: {e}"))))
+        .map(|(i, v)| Entry::from_raw(v).map_err(|e| Error::Entries(format!("entry #{i}: {e}"))))
         .collect()
 }

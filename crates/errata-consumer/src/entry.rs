@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// A language for the text of an entry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -25,8 +26,11 @@ impl Lang {
 }
 
 /// One signature entry: the fields a log scanner needs, typed, and the whole entry as
-/// written ([`Entry::raw`]) for everything else.
-#[derive(Debug, Clone, PartialEq)]
+/// written ([`Entry::raw_json`], [`Entry::raw`]) for everything else.
+///
+/// The whole entry is kept as its JSON text, not as a tree: 10,000 entries as
+/// `serde_json::Value` trees took 160 MB, as text they take the text's size.
+#[derive(Debug, Clone)]
 pub struct Entry {
     /// `<domain>/<slug>`.
     pub id: String,
@@ -48,7 +52,14 @@ pub struct Entry {
     pub workarounds: Vec<Workaround>,
     /// One Chinese text per workaround.
     pub workarounds_zh: Vec<String>,
-    raw: Value,
+    raw: Box<RawValue>,
+}
+
+/// Two entries are equal when their JSON is (every other field is read from it).
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        self.raw.get() == other.raw.get()
+    }
 }
 
 /// Something that does not fix the error.
@@ -103,7 +114,12 @@ struct Typed {
 impl Entry {
     /// Reads an entry from its JSON (as in `entries.json`).
     pub fn from_value(raw: Value) -> Result<Entry, serde_json::Error> {
-        let t = Typed::deserialize(&raw)?;
+        Entry::from_raw(serde_json::value::to_raw_value(&raw)?)
+    }
+
+    /// Reads an entry from its JSON text.
+    pub fn from_raw(raw: Box<RawValue>) -> Result<Entry, serde_json::Error> {
+        let t: Typed = serde_json::from_str(raw.get())?;
         Ok(Entry {
             id: t.id,
             signature: t.signature,
@@ -119,9 +135,16 @@ impl Entry {
         })
     }
 
-    /// The entry exactly as the bundle holds it (every field of the entry schema).
-    pub fn raw(&self) -> &Value {
-        &self.raw
+    /// The entry exactly as the bundle holds it (every field of the entry schema), as
+    /// JSON text.
+    pub fn raw_json(&self) -> &str {
+        self.raw.get()
+    }
+
+    /// The entry exactly as the bundle holds it, parsed (on each call).
+    pub fn raw(&self) -> Value {
+        // The text was parsed once already, so this cannot fail.
+        serde_json::from_str(self.raw.get()).unwrap_or(Value::Null)
     }
 
     /// The signature in `lang`.
