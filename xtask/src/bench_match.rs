@@ -3,18 +3,18 @@
 //!
 //! Usage: `bench_match::run(&["--entries", "10000", "--log-mb", "1024", "--corpus", DIR])`.
 //! Without `--corpus DIR` (a data directory, e.g. from `cargo xtask gen-corpus`), it
-//! generates `--entries` varied entries itself. The log is generated once (64 MiB of
+//! generates `--entries` entries the way `gen-corpus` does. The log is generated once (64 MiB of
 //! realistic lines with about 1% known errors) and streamed `--log-mb` times through
 //! `errata_consumer::Index::scan`, so the figure is the scanner's, not the generator's.
 //! The baseline is the naive scanner: every entry's regex, one by one, on every line.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use errata_consumer::{Bundle, Entry};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 struct Options {
     entries: usize,
@@ -54,7 +54,7 @@ pub fn run(args: &[String]) -> Result<()> {
         Some(dir) => dir.clone(),
         None => {
             let dir = scratch.path().join("data");
-            write_corpus(&dir, o.entries)?;
+            crate::gen_corpus::generate(&dir, o.entries, 0, 42)?;
             dir
         }
     };
@@ -229,97 +229,6 @@ fn read_entries_json(bundle: &[u8]) -> Result<Vec<u8>> {
         .data(errata_consumer::ENTRIES)
         .unwrap_or_default()
         .to_vec())
-}
-
-/// `count` entries in the styles real ones use (literal messages, numbers as wildcards,
-/// case-insensitive, anchored, alternations, Chinese, aliases), as files in `dir`.
-fn write_corpus(dir: &Path, count: usize) -> Result<()> {
-    const WORDS: [&str; 16] = [
-        "memory",
-        "launch",
-        "device",
-        "stream",
-        "kernel",
-        "context",
-        "handle",
-        "graph",
-        "event",
-        "driver",
-        "module",
-        "symbol",
-        "texture",
-        "surface",
-        "allocator",
-        "collective",
-    ];
-    const VERBS: [&str; 10] = [
-        "failed",
-        "timed out",
-        "was lost",
-        "is invalid",
-        "is busy",
-        "overflowed",
-        "mismatched",
-        "not found",
-        "was freed",
-        "is stale",
-    ];
-    for i in 0..count {
-        let w = WORDS[i % WORDS.len()];
-        let v = VERBS[(i / WORDS.len()) % VERBS.len()];
-        let (signature, regex, aliases): (String, String, Vec<String>) = match i % 6 {
-            0 => (
-                format!("RuntimeError: CUDA error: {w} {v} (code {i})"),
-                format!(r"CUDA error: {w} {v} \(code {i}\)"),
-                vec![],
-            ),
-            1 => (
-                format!("CUDA error: {w} {v} at op{i}.cu:{}", i * 7),
-                format!(r"{w} {v} at op{i}\.cu:\d+"),
-                vec![format!("{w}-{v}-{i}")],
-            ),
-            2 => (
-                format!("NCCL WARN {} {v} on channel {i}", w.to_uppercase()),
-                format!(r"(?i)nccl warn {w} {v} on channel {i}\b"),
-                vec![],
-            ),
-            3 => (
-                format!("cuda{w}{i} {v}"),
-                format!(r"^cuda{w}{i} {v}$"),
-                vec![],
-            ),
-            4 => (
-                format!("error {i}: {w} {v}"),
-                format!(r"error {i}: (?:{w}|{w}s) (?:{v})"),
-                vec![],
-            ),
-            _ => (
-                format!("CUDA 错误 {i}：{w} 失败"),
-                format!(r"CUDA 错误 {i}：{w} 失败"),
-                vec![],
-            ),
-        };
-        let id = format!("gen{}/entry-{i:05}", i % 8);
-        let value = json!({
-            "id": id, "signature": signature, "signature_zh": format!("错误：{signature}"), "regex": regex,
-            "domain": format!("gen{}", i % 8), "category": "runtime_error", "subcategory": null,
-            "root_cause": format!("Generated root cause {i}: the {w} {v} because of a programming error."),
-            "root_cause_type": "generic", "root_cause_zh": format!("生成的根本原因 {i}：{w} 出错。"),
-            "versions": [], "os_specific": {},
-            "dead_ends": [{"action": "Reinstall the driver", "why_fails": "Not a driver problem.", "fail_rate": 0.9, "condition": "", "sources": []}],
-            "workarounds": [{"action": format!("Fix the {w}"), "success_rate": 0.8, "how": "Check the code that uses it.", "condition": "", "sources": []}],
-            "workarounds_zh": [format!("修复 {w}")],
-            "transition_graph": {"leads_to": [], "preceded_by": [], "frequently_confused_with": []},
-            "official_doc_url": null, "official_doc_section": null, "error_code": null,
-            "verification_tier": "community", "confidence": 0.5, "fix_success_rate": 0.5, "resolvable": "true",
-            "first_seen": "2024-01-01", "last_confirmed": "2025-01-01", "last_updated": "2025-01-01",
-            "evidence_count": 1, "tags": [], "locale": "en", "aliases": aliases,
-        });
-        let path = dir.join("signatures").join(format!("{id}.json"));
-        std::fs::create_dir_all(path.parent().unwrap_or(dir))?;
-        std::fs::write(path, serde_json::to_vec_pretty(&value)?)?;
-    }
-    Ok(())
 }
 
 /// About `size` bytes of training-log lines; one line in 100 is an entry's signature.

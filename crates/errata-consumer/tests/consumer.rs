@@ -50,6 +50,17 @@ fn bundle_bytes(entries: &[Value], edit: impl FnOnce(&mut Value)) -> Vec<u8> {
     gz.finish().unwrap()
 }
 
+/// An index of [`sample`]'s entries.
+fn sample_index() -> Index {
+    Index::new(
+        sample()
+            .into_iter()
+            .map(|v| Entry::from_value(v).unwrap())
+            .collect(),
+    )
+    .unwrap()
+}
+
 fn sample() -> Vec<Value> {
     vec![
         entry(
@@ -171,13 +182,7 @@ impl std::io::Read for Trickle<'_> {
 
 #[test]
 fn streaming_scan_agrees_with_match_text_across_chunks() {
-    let index = Index::new(
-        sample()
-            .into_iter()
-            .map(|v| Entry::from_value(v).unwrap())
-            .collect(),
-    )
-    .unwrap();
+    let index = sample_index();
     // About 3 MiB: several chunks, with matches near the boundaries and a last line
     // without a newline.
     let mut log = String::new();
@@ -231,13 +236,7 @@ impl std::io::Read for FailsAfter<'_> {
 
 #[test]
 fn a_read_error_stops_the_scan_and_is_returned() {
-    let index = Index::new(
-        sample()
-            .into_iter()
-            .map(|v| Entry::from_value(v).unwrap())
-            .collect(),
-    )
-    .unwrap();
+    let index = sample_index();
     let line = "CUDA error: an illegal memory access was encountered\n";
     let log = line.repeat(200_000);
     for threads in [1, 2] {
@@ -264,13 +263,7 @@ fn a_read_error_stops_the_scan_and_is_returned() {
 
 #[test]
 fn a_line_longer_than_the_limit_is_searched_in_pieces() {
-    let index = Index::new(
-        sample()
-            .into_iter()
-            .map(|v| Entry::from_value(v).unwrap())
-            .collect(),
-    )
-    .unwrap();
+    let index = sample_index();
     let mut log = vec![b'x'; errata_consumer::MAX_LINE_BYTES + 10];
     log.extend_from_slice(b" cudaErrorIllegalAddress\nnext line cudaErrorIllegalAddress\n");
     let mut got = Vec::new();
