@@ -3,8 +3,9 @@
 //! [`KnowledgeBase::load`] walks a data directory (sorted, deterministic), reads every
 //! entry and article in parallel, and parses each one as far as it goes:
 //!
-//! - an entry becomes an [`EntryDoc`]: the raw `serde_json::Value` (for schema
-//!   validation) and, when it deserializes, the typed [`errata_model::Entry`];
+//! - an entry becomes an [`EntryDoc`]: its text (the JSON tree is parsed on demand by
+//!   [`EntryDoc::value`], one entry at a time, for schema validation and the bundle)
+//!   and, when it deserializes, the typed [`errata_model::Entry`];
 //! - an article becomes an [`ArticleDoc`]: its front matter and the structure the
 //!   checker, the snippet runner and the site need (headings with their slugs, links,
 //!   fenced code blocks), all with byte offsets.
