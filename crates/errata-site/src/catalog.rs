@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use errata_load::{ArticleDoc, EntryDoc, KnowledgeBase};
 use errata_model::Entry;
 
-use crate::urls::is_safe_id;
+use crate::urls::{is_safe_id, tag_slug};
 
 /// An article with its Chinese translation, if any.
 pub struct ArticlePair<'kb> {
@@ -61,6 +61,25 @@ impl ArticlePair<'_> {
     }
 }
 
+/// What one tag page lists. Tags are grouped by slug, so "CUDA Graphs" and
+/// "cuda-graphs" are one tag (and one file) rather than two pages fighting over a path.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TagGroup<'kb> {
+    /// The spelling shown: the most used one (on a tie, the first in byte order).
+    pub name: &'kb str,
+    /// Ids of the entries carrying it, sorted.
+    pub entries: Vec<&'kb str>,
+    /// Ids of the articles carrying it, sorted.
+    pub articles: Vec<&'kb str>,
+}
+
+impl TagGroup<'_> {
+    /// How many entries and articles carry it.
+    pub fn count(&self) -> usize {
+        self.entries.len() + self.articles.len()
+    }
+}
+
 /// Entries and articles, sorted by id, with their cross-references. Everything is
 /// borrowed from the documents, so building it for 10,000 entries takes milliseconds
 /// (an incremental rebuild builds it anew each time).
@@ -73,8 +92,8 @@ pub struct Catalog<'kb> {
     pub articles_of_entry: BTreeMap<&'kb str, Vec<&'kb str>>,
     /// domain → entry ids and article ids.
     pub domains: BTreeMap<&'kb str, (Vec<&'kb str>, Vec<&'kb str>)>,
-    /// tag (trimmed) → entry ids and article ids.
-    pub tags: BTreeMap<&'kb str, (Vec<&'kb str>, Vec<&'kb str>)>,
+    /// tag slug → the tag's page: every spelling with that slug, grouped.
+    pub tags: BTreeMap<String, TagGroup<'kb>>,
     /// Ids skipped because they are not safe paths (reported by the checker too).
     pub skipped: Vec<String>,
 }
@@ -132,24 +151,55 @@ impl<'kb> Catalog<'kb> {
 
         let mut articles_of_entry: BTreeMap<&'kb str, Vec<&'kb str>> = BTreeMap::new();
         let mut domains: BTreeMap<&'kb str, (Vec<&'kb str>, Vec<&'kb str>)> = BTreeMap::new();
-        let mut tags: BTreeMap<&'kb str, (Vec<&'kb str>, Vec<&'kb str>)> = BTreeMap::new();
+        let mut tags: BTreeMap<String, TagGroup<'kb>> = BTreeMap::new();
+        let mut spellings: BTreeMap<String, BTreeMap<&'kb str, usize>> = BTreeMap::new();
+        let mut tag = |name: &'kb str, id: &'kb str, article: bool| {
+            let slug = tag_slug(name);
+            *spellings
+                .entry(slug.clone())
+                .or_default()
+                .entry(name)
+                .or_default() += 1;
+            let group = tags.entry(slug).or_default();
+            let ids = if article {
+                &mut group.articles
+            } else {
+                &mut group.entries
+            };
+            // Ids come in order; two spellings of one tag on one document count once.
+            if ids.last() != Some(&id) {
+                ids.push(id);
+            }
+        };
         for (&id, (entry, _)) in &entries {
             let domain = id.split('/').next().unwrap_or_default();
             domains.entry(domain).or_default().0.push(id);
-            for tag in unique(&entry.tags) {
-                tags.entry(tag).or_default().0.push(id);
+            for name in unique(&entry.tags) {
+                tag(name, id, false);
             }
         }
         for (&id, pair) in &articles {
             let domain = id.split('/').next().unwrap_or_default();
             domains.entry(domain).or_default().1.push(id);
             if let Some(front) = &pair.en.front {
-                for tag in unique(&front.tags) {
-                    tags.entry(tag).or_default().1.push(id);
+                for name in unique(&front.tags) {
+                    tag(name, id, true);
                 }
                 for sig in unique(&front.signatures) {
                     articles_of_entry.entry(sig).or_default().push(id);
                 }
+            }
+        }
+        for (slug, group) in &mut tags {
+            if let Some(names) = spellings.get(slug) {
+                // Most used first; on a tie, the first in byte order (BTreeMap order).
+                let mut best: Option<(&str, usize)> = None;
+                for (&name, &n) in names {
+                    if best.is_none_or(|(_, m)| n > m) {
+                        best = Some((name, n));
+                    }
+                }
+                group.name = best.map_or("", |(name, _)| name);
             }
         }
         Catalog {

@@ -174,17 +174,17 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|(d, (e, a))| json!({"name": d, "count": e.len() + a.len(), "href": format!("{lang_root}{}", urls::domain_page(d))}))
             .collect();
-        let mut tags: Vec<(&str, usize)> = self
+        let mut tags: Vec<(&str, &str, usize)> = self
             .catalog
             .tags
             .iter()
-            .map(|(t, (e, a))| (*t, e.len() + a.len()))
+            .map(|(slug, g)| (g.name, slug.as_str(), g.count()))
             .collect();
-        tags.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        tags.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(b.0)));
         tags.truncate(40);
         let tags: Vec<Value> = tags
             .into_iter()
-            .map(|(t, n)| json!({"name": t, "count": n, "href": format!("{lang_root}{}", urls::tag_page(t))}))
+            .map(|(t, slug, n)| json!({"name": t, "count": n, "href": format!("{lang_root}{}", urls::tag_slug_page(slug))}))
             .collect();
         ctx.insert(
             "stats",
@@ -258,12 +258,19 @@ impl<'a> Ctx<'a> {
         )
     }
 
-    pub(crate) fn tag_page(&self, tag: &str, lang: Lang) -> Result<(String, String), Error> {
-        let (entries, articles) = self.catalog.tags.get(tag).cloned().unwrap_or_default();
+    /// The page of the tag with this slug.
+    pub(crate) fn tag_page(&self, slug: &str, lang: Lang) -> Result<(String, String), Error> {
+        let group = self.catalog.tags.get(slug).cloned().unwrap_or_default();
         let heading = self
             .theme
-            .text(lang.code(), "tag_heading", &[("name", tag)]);
-        self.list_page(lang, &urls::tag_page(tag), &heading, &entries, &articles)
+            .text(lang.code(), "tag_heading", &[("name", group.name)]);
+        self.list_page(
+            lang,
+            &urls::tag_slug_page(slug),
+            &heading,
+            &group.entries,
+            &group.articles,
+        )
     }
 
     pub(crate) fn translations_page(&self, lang: Lang) -> Result<(String, String), Error> {

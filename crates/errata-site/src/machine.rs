@@ -115,7 +115,7 @@ fn sitemap_pages(ctx: &Ctx<'_>) -> Vec<(String, String)> {
         catalog
             .tags
             .keys()
-            .map(|t| (urls::tag_page(t), String::new())),
+            .map(|slug| (urls::tag_slug_page(slug), String::new())),
     );
     pages
 }

@@ -17,7 +17,7 @@ pub(crate) enum Out {
     Article(String, Lang),
     /// `domains/<domain>.html`.
     Domain(String, Lang),
-    /// `tags/<slug>.html`, by tag name.
+    /// `tags/<slug>.html`, by slug (spellings with one slug share the page).
     Tag(String, Lang),
     /// `index.html`.
     Home(Lang),
@@ -72,7 +72,7 @@ impl Out {
                     .keys()
                     .map(|d| Out::Domain(d.to_string(), lang)),
             );
-            all.extend(catalog.tags.keys().map(|t| Out::Tag(t.to_string(), lang)));
+            all.extend(catalog.tags.keys().map(|slug| Out::Tag(slug.clone(), lang)));
         }
         for lang in Lang::ALL {
             all.push(Out::Feed(lang));
@@ -124,7 +124,7 @@ impl Out {
             Out::Entry(id, lang) => lang.file(&urls::entry_page(id)),
             Out::Article(id, lang) => lang.file(&urls::article_page(id)),
             Out::Domain(d, lang) => lang.file(&urls::domain_page(d)),
-            Out::Tag(t, lang) => lang.file(&urls::tag_page(t)),
+            Out::Tag(slug, lang) => lang.file(&urls::tag_slug_page(slug)),
             Out::Home(lang) => lang.file("index.html"),
             Out::Translations(lang) => lang.file("translations.html"),
             Out::Search(lang) => lang.file("search.html"),
@@ -156,7 +156,7 @@ impl Ctx<'_> {
             Out::Domain(d, lang) if c.domains.contains_key(d.as_str()) => {
                 one(self.domain_page(d, *lang)?)
             }
-            Out::Tag(t, lang) if c.tags.contains_key(t.as_str()) => one(self.tag_page(t, *lang)?),
+            Out::Tag(slug, lang) if c.tags.contains_key(slug) => one(self.tag_page(slug, *lang)?),
             Out::Entry(..) | Out::Article(..) | Out::Domain(..) | Out::Tag(..) => Ok(Vec::new()),
             Out::Home(lang) => one(self.home_page(*lang)?),
             Out::Translations(lang) => one(self.translations_page(*lang)?),

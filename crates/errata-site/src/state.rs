@@ -15,7 +15,7 @@ use crate::pages::{Ctx, Texts};
 use crate::runs::Runs;
 use crate::search::{DocRef, SearchIndex};
 use crate::theme::Theme;
-use crate::urls::Lang;
+use crate::urls::{self, Lang};
 use crate::{SiteOptions, render_all};
 
 /// The loaded data a site is rendered from, owned, keyed by data-relative path.
@@ -389,7 +389,7 @@ impl SiteState {
                     .flat_map(|e| unique(&e.tags))
                     .collect();
                 for tag in tags {
-                    both(&mut dirty, &|l| Out::Tag(tag.to_string(), l));
+                    both(&mut dirty, &|l| Out::Tag(urls::tag_slug(tag), l));
                 }
                 both(&mut dirty, &Out::Home);
             }
@@ -439,7 +439,7 @@ impl SiteState {
                 let tags: BTreeSet<&String> =
                     old.into_iter().chain(new).flat_map(|f| &f.tags).collect();
                 for tag in tags {
-                    both(&mut dirty, &|l| Out::Tag(tag.clone(), l));
+                    both(&mut dirty, &|l| Out::Tag(urls::tag_slug(tag), l));
                 }
                 both(&mut dirty, &Out::Home);
             }
@@ -657,7 +657,7 @@ fn digest(bytes: &[u8]) -> u64 {
 fn sections(catalog: &Catalog<'_>) -> (Vec<String>, Vec<String>) {
     (
         catalog.domains.keys().map(|d| d.to_string()).collect(),
-        catalog.tags.keys().map(|t| t.to_string()).collect(),
+        catalog.tags.keys().cloned().collect(),
     )
 }
 

@@ -59,9 +59,15 @@ pub fn domain_page(domain: &str) -> String {
     format!("domains/{domain}.html")
 }
 
-/// The page path of a tag index.
+/// The page path of a tag index. Spellings with the same slug ("CUDA Graphs",
+/// "cuda-graphs") share one page.
 pub fn tag_page(tag: &str) -> String {
-    format!("tags/{}.html", tag_slug(tag))
+    tag_slug_page(&tag_slug(tag))
+}
+
+/// The page path of the tag index with this slug.
+pub fn tag_slug_page(slug: &str) -> String {
+    format!("tags/{slug}.html")
 }
 
 /// A file-name-safe slug for a tag: lower-case ASCII letters, digits and `-`; anything

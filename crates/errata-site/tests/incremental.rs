@@ -257,6 +257,19 @@ fn incremental_rebuilds_equal_full_builds() {
             Box::new(|| vec![corpus.edit(7, |v| v["tags"] = json!(["brand-new-tag", "memory"]))]),
         ),
         (
+            "tags: another spelling of an existing tag shares its page",
+            Box::new(|| vec![corpus.edit(9, |v| v["tags"] = json!(["Memory", "Brand New Tag"]))]),
+        ),
+        (
+            "tags: spellings of one tag take turns being the most used",
+            Box::new(|| {
+                vec![
+                    corpus.edit(11, |v| v["tags"] = json!(["Brand New Tag"])),
+                    corpus.edit(7, |v| v["tags"] = json!(["memory"])),
+                ]
+            }),
+        ),
+        (
             "transition graph: a new edge, and one to a missing id",
             Box::new(|| {
                 vec![corpus.edit(3, |v| {

@@ -673,3 +673,50 @@ fn run_records_turn_into_badges() {
         ["failing: wrong-error (2026-03-04)"]
     );
 }
+
+#[test]
+fn spellings_of_one_tag_share_one_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(data.join("signatures/cuda")).unwrap();
+    for (slug, tags) in [
+        ("a-graph-error", vec!["CUDA Graphs"]),
+        ("b-graph-error", vec!["cuda-graphs", "streams"]),
+        ("c-graph-error", vec!["cuda graphs", "CUDA Graphs"]),
+    ] {
+        let entry = serde_json::json!({
+            "id": format!("cuda/{slug}"),
+            "signature": format!("RuntimeError: {slug}"),
+            "regex": slug,
+            "tags": tags,
+        });
+        std::fs::write(
+            data.join(format!("signatures/cuda/{slug}.json")),
+            entry.to_string(),
+        )
+        .unwrap();
+    }
+    let site = build(&data, &SiteOptions::default());
+    let tag_pages: Vec<&str> = site
+        .files
+        .paths()
+        .filter(|p| p.starts_with("tags/"))
+        .collect();
+    assert_eq!(tag_pages, ["tags/cuda-graphs.html", "tags/streams.html"]);
+    let doc = page(&site, "tags/cuda-graphs.html");
+    // The most used spelling names the page; every spelling's entries are listed once.
+    assert_eq!(texts(&doc, "h1"), ["Tag: CUDA Graphs"]);
+    let listed: Vec<String> = attrs(&doc, "main a[href*='entries/']", "href");
+    for slug in ["a-graph-error", "b-graph-error", "c-graph-error"] {
+        let n = listed.iter().filter(|h| h.contains(slug)).count();
+        assert_eq!(n, 1, "{slug} in {listed:?}");
+    }
+    // Each entry page links its own spelling to the shared page.
+    let b = page(&site, "entries/cuda/b-graph-error.html");
+    assert!(
+        attrs(&b, "a", "href")
+            .iter()
+            .any(|h| h.ends_with("tags/cuda-graphs.html")),
+        "entry b links the shared tag page"
+    );
+}
