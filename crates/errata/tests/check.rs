@@ -136,6 +136,7 @@ fn bundled_data_is_clean() {
             "--deny-warnings",
             "--today",
             "2026-11-21",
+            "--timings",
         ],
     );
     let doc = json_of(&out);
@@ -143,6 +144,12 @@ fn bundled_data_is_clean() {
     assert_eq!(doc["summary"]["warnings"], 0, "{doc:#}");
     assert_eq!(out.status.code(), Some(0));
     assert!(doc["summary"]["files"].as_u64().unwrap() >= 5);
+    // --timings writes to standard error, so standard output stays one JSON document.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("timing: load") && stderr.contains(" files), check "),
+        "{stderr}"
+    );
 }
 
 #[test]

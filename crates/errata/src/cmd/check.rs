@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use errata_check::CheckOptions;
@@ -26,6 +27,9 @@ pub struct Args {
     /// Treat warnings as errors (exit 1 when any is found).
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Print how long loading, checking and reporting took (on standard error).
+    #[arg(long)]
+    pub timings: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -42,13 +46,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => Date::today(),
     };
     let (root, selected) = common::resolve_paths(&args.paths, &config)?;
+    let started = Instant::now();
     let kb = KnowledgeBase::load(&root)
         .with_context(|| format!("cannot load the knowledge base at {}", root.display()))?;
     let options = CheckOptions {
         today,
         overrides: config.rules.clone(),
     };
+    let loaded = started.elapsed();
     let mut diagnostics = errata_check::check(&kb, &options);
+    let checked = started.elapsed();
     let mut files = kb.sources().len()
         + kb.diagnostics
             .iter()
@@ -68,6 +75,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .max(selected.len());
     }
     common::print(args.format, &diagnostics, &kb, files);
+    if args.timings {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        eprintln!(
+            "timing: load {:.1} ms ({} files), check {:.1} ms, report {:.1} ms",
+            ms(loaded),
+            kb.sources().len(),
+            ms(checked - loaded),
+            ms(started.elapsed() - checked)
+        );
+    }
     let failing = diagnostics
         .iter()
         .any(|d| d.severity == Severity::Error || args.deny_warnings);
