@@ -17,13 +17,21 @@ use crate::index::{CHUNK_BYTES, MAX_LINE_BYTES};
 
 /// Hands out the input as chunks that end at a line end: whole lines of about
 /// [`CHUNK_BYTES`], a piece of a line longer than [`MAX_LINE_BYTES`] (a match cannot span
-/// two pieces), or the unterminated last line.
+/// two pieces), or the unterminated last line. A small read (less than [`LIVE_READ_BYTES`]:
+/// a pipe with nothing more ready, as in `tail -f log | errata match`) hands out the
+/// complete lines so far at once and marks the input [`Chunker::caught_up`], so a live log
+/// is reported as it is written. A pipe fed faster than it is read returns full pipe
+/// buffers (64 KiB), which still gather into large chunks.
 pub(crate) struct Chunker<R> {
     reader: R,
     /// Read but not yet handed out: always less than one line beyond the last chunk.
     pending: Vec<u8>,
     eof: bool,
+    caught_up: bool,
 }
+
+/// A read returning less than this found the input's writer idle (see [`Chunker`]).
+pub(crate) const LIVE_READ_BYTES: usize = 64 << 10;
 
 impl<R: Read> Chunker<R> {
     pub fn new(reader: R) -> Self {
@@ -31,14 +39,30 @@ impl<R: Read> Chunker<R> {
             reader,
             pending: Vec::with_capacity(CHUNK_BYTES * 2),
             eof: false,
+            caught_up: false,
         }
+    }
+
+    /// Whether the last chunk was handed out early because the input had nothing more
+    /// ready: what was read so far should be reported before waiting for more.
+    pub fn caught_up(&self) -> bool {
+        self.caught_up
     }
 
     /// Replaces `out`'s contents with the next chunk; `Ok(false)` once the input ended.
     pub fn next_into(&mut self, out: &mut Vec<u8>) -> std::io::Result<bool> {
+        self.caught_up = false;
         loop {
             while !self.eof && self.pending.len() < CHUNK_BYTES {
-                self.read_some()?;
+                let before = self.pending.len();
+                let n = self.read_some()?;
+                if n > 0
+                    && n < LIVE_READ_BYTES
+                    && memchr::memchr(b'\n', &self.pending[before..]).is_some()
+                {
+                    self.caught_up = true;
+                    break;
+                }
             }
             if self.pending.is_empty() {
                 return Ok(false);
@@ -60,8 +84,8 @@ impl<R: Read> Chunker<R> {
         }
     }
 
-    /// Appends what one `read` returns (up to [`CHUNK_BYTES`]).
-    fn read_some(&mut self) -> std::io::Result<()> {
+    /// Appends what one `read` returns (up to [`CHUNK_BYTES`]); returns how much.
+    fn read_some(&mut self) -> std::io::Result<usize> {
         let start = self.pending.len();
         self.pending.resize(start + CHUNK_BYTES, 0);
         let result = self.reader.read(&mut self.pending[start..]);
@@ -78,7 +102,7 @@ impl<R: Read> Chunker<R> {
             }
         };
         self.pending.truncate(start + n);
-        Ok(())
+        Ok(n)
     }
 }
 
@@ -155,7 +179,9 @@ pub(crate) fn scan_chunks<R: Read>(
                 }
             };
         let read = 'read: loop {
-            while sent - reported >= in_flight {
+            // Wait while too many chunks are in flight, and, when the input is live, until
+            // what it said so far is reported (before waiting for more of it).
+            while sent - reported >= in_flight || (chunker.caught_up() && reported < sent) {
                 let Ok((seq, scanned)) = done_rx.recv() else {
                     // Every thread stopped: only a panic does that, and the scope
                     // re-raises it when it ends.

@@ -171,3 +171,37 @@ fn a_clean_log_exits_0_and_a_missing_log_exits_2() {
     assert_eq!(run.code, 2, "{}", run.all());
     assert!(run.stderr.contains("no/such/train.log"), "{}", run.stderr);
 }
+
+#[test]
+fn a_live_log_is_reported_as_it_is_written() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let (id, sig) = signatures().swap_remove(0);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_errata"))
+        .args(["match", "-", "--format", "json"])
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run errata");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    // The writer keeps the pipe open, as `tail -f` does: the match must come out before
+    // the input ends.
+    writeln!(stdin, "step 1 loss 0.5\n[rank0]: {sig}").unwrap();
+    stdin.flush().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let first = rx.recv_timeout(std::time::Duration::from_secs(30));
+    drop(stdin);
+    let _ = child.wait();
+    let first = first.expect("no match reported while the log was still open");
+    let found: serde_json::Value = serde_json::from_str(&first).expect("a JSON line");
+    assert_eq!(found["id"], id.as_str());
+    assert_eq!(found["line"], 2);
+}

@@ -158,8 +158,10 @@ impl Printer {
         self.name = name.to_string();
         let threads = self.threads;
         let on_match = |found: Found<'_>| {
+            // Flushed at each match (matches are rare lines in a log), so a live log
+            // piped in (`tail -f train.log | errata match`) is reported as it happens.
             if self.failed.is_none()
-                && let Err(e) = self.emit(&found, out)
+                && let Err(e) = self.emit(&found, out).and_then(|()| out.flush())
             {
                 self.failed = Some(e);
             }
