@@ -138,6 +138,8 @@ impl Index {
     /// [`CHUNK_BYTES`], or of a piece of an overlong line, at a time), calling `on_match`
     /// for each known error found, in the order of [`Index::match_text`]. The chunks are
     /// searched on one thread per core (up to 8); `on_match` runs on the calling thread.
+    /// A live input (a pipe whose writer is idle, as with `tail -f`) is reported up to
+    /// its last complete line before the scan waits for more.
     pub fn scan(
         &self,
         reader: impl Read,
