@@ -145,6 +145,30 @@ impl Browser {
     }
 
     /// Fails on any console message of level SEVERE since the last call.
+    /// Clicks the first element matching `css` and waits until the browser is at `url`.
+    async fn click_to(&self, css: &str, url: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("click {css}: {e}"));
+        self.client
+            .wait()
+            .for_url(&url::Url::parse(url).expect("a URL"))
+            .await
+            .unwrap_or_else(|e| panic!("after clicking {css}, never reached {url}: {e}"));
+    }
+
+    /// What every page the test visits gets: the accessibility checks, a screenshot
+    /// (`<shot>.png`), and no console errors.
+    async fn checkpoint(&self, page: &str, lang: &str, shot: &str) {
+        self.assert_accessible(page, lang).await;
+        self.shot(shot).await;
+        self.assert_no_console_errors(page);
+    }
+
     fn assert_no_console_errors(&self, page: &str) {
         self.assert_no_console_errors_but(page, None);
     }
@@ -405,9 +429,7 @@ async fn run(
     let c = &b.client;
     // Home.
     c.goto(base).await.unwrap();
-    b.assert_accessible("home", "en").await;
-    b.shot("01-home").await;
-    b.assert_no_console_errors("home");
+    b.checkpoint("home", "en", "01-home").await;
 
     // Paste an English error message, as printed in a real traceback, into the home form.
     let pasted = format!(
@@ -428,43 +450,24 @@ async fn run(
         hits[0].ends_with(&expected),
         "first hit for the pasted message: {hits:?}, expected {expected}"
     );
-    b.assert_accessible("search", "en").await;
-    b.shot("02-search-en").await;
-    b.assert_no_console_errors("search (en)");
+    b.checkpoint("search", "en", "02-search-en").await;
 
     // Reach the entry.
-    c.find(Locator::Css("#search-results li a"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.wait()
-        .for_url(&url::Url::parse(&format!("{base}{expected}")).unwrap())
-        .await
-        .unwrap();
+    b.click_to("#search-results li a", &format!("{base}{expected}"))
+        .await;
     assert_eq!(b.h1().await, target.signature.trim());
-    b.assert_accessible("entry", "en").await;
-    b.shot("03-entry-en").await;
-    b.assert_no_console_errors("entry (en)");
+    b.checkpoint("entry", "en", "03-entry-en").await;
 
     // Switch language.
-    c.find(Locator::Css(".lang-switch a[hreflang=zh]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.wait()
-        .for_url(&url::Url::parse(&format!("{base}zh/{expected}")).unwrap())
-        .await
-        .unwrap();
+    b.click_to(
+        ".lang-switch a[hreflang=zh]",
+        &format!("{base}zh/{expected}"),
+    )
+    .await;
     if !target.signature_zh.trim().is_empty() {
         assert_eq!(b.h1().await, target.signature_zh.trim());
     }
-    b.assert_accessible("entry (zh)", "zh").await;
-    b.shot("04-entry-zh").await;
-    b.assert_no_console_errors("entry (zh)");
+    b.checkpoint("entry (zh)", "zh", "04-entry-zh").await;
 
     // A Chinese query: the target's Chinese message finds it first on the Chinese site.
     if !target.signature_zh.trim().is_empty() {
@@ -482,9 +485,7 @@ async fn run(
             hits[0].ends_with(&format!("zh/{expected}")),
             "first hit for {q}: {hits:?}"
         );
-        b.assert_accessible("search (zh)", "zh").await;
-        b.shot("05-search-zh").await;
-        b.assert_no_console_errors("search (zh)");
+        b.checkpoint("search (zh)", "zh", "05-search-zh").await;
     }
 
     // Follow a transition link from an entry that has one.
@@ -518,9 +519,7 @@ async fn run(
             .to_string_lossy()
             .replace('\\', "/");
         c.goto(&format!("{base}{rel}")).await.unwrap();
-        b.assert_accessible("article", "en").await;
-        b.shot("07-article").await;
-        b.assert_no_console_errors("article");
+        b.checkpoint("article", "en", "07-article").await;
     }
     c.goto(&format!("{base}zh/translations.html"))
         .await
