@@ -205,3 +205,46 @@ fn a_live_log_is_reported_as_it_is_written() {
     assert_eq!(found["id"], id.as_str());
     assert_eq!(found["line"], 2);
 }
+
+/// A large log scanned into a file from a terminal shows a progress bar on stderr; the
+/// report itself is unchanged. Run under `script(1)` (util-linux), which gives errata a
+/// terminal for stderr while stdout goes to a file.
+#[test]
+fn a_large_log_shows_progress_on_a_terminal_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, sig) = signatures().swap_remove(0);
+    let log_path = dir.path().join("big.log");
+    let mut log = String::with_capacity(70 << 20);
+    let filler = "2026-01-01 12:00:00 INFO step 1 loss 0.5000 tokens/s 31337\n";
+    while log.len() < 70 << 20 {
+        log.push_str(filler);
+    }
+    log.push_str(&format!("{sig}\n"));
+    std::fs::write(&log_path, &log).unwrap();
+    drop(log);
+
+    let report = dir.path().join("report.txt");
+    let typescript = dir.path().join("typescript");
+    let command = format!(
+        "'{}' match '{}' > '{}'",
+        env!("CARGO_BIN_EXE_errata"),
+        s(&log_path),
+        s(&report)
+    );
+    let status = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &command, s(&typescript)])
+        .current_dir(repo())
+        .stdin(std::process::Stdio::null())
+        .status()
+        .expect("script(1) from util-linux");
+    assert_eq!(status.code(), Some(1), "known errors found");
+    let terminal = String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()).into_owned();
+    assert!(terminal.contains("scanning ["), "{terminal}");
+    let with_bar = std::fs::read_to_string(&report).unwrap();
+
+    // Without a terminal: no bar, the same report.
+    let plain = errata(&repo(), &["match", s(&log_path)]);
+    assert_eq!(plain.code, 1);
+    assert!(!plain.stderr.contains("scanning"), "{}", plain.stderr);
+    assert_eq!(plain.stdout, with_bar);
+}

@@ -6,7 +6,7 @@
 //! known errors found (like `errata check` finding problems), 2 tool failure.
 
 use std::collections::HashSet;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -80,7 +80,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(p) => {
             let file =
                 std::fs::File::open(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-            printer.scan(index, file, &p.display().to_string(), &mut out)
+            let progress = progress_bar(&file);
+            let stats = printer.scan(
+                index,
+                progress.wrap_read(file),
+                &p.display().to_string(),
+                &mut out,
+            );
+            progress.finish_and_clear();
+            stats
         }
     }?;
     out.flush().ok();
@@ -103,6 +111,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A progress bar (bytes of the log read) on stderr, for a log large enough to wait for,
+/// when stderr is a terminal and stdout is not (`errata match big.log > report.txt`), so
+/// the bar never interleaves with results on screen. Otherwise hidden.
+fn progress_bar(file: &std::fs::File) -> indicatif::ProgressBar {
+    let len = file.metadata().map_or(0, |m| m.len());
+    let show =
+        len >= 64 << 20 && std::io::stderr().is_terminal() && !std::io::stdout().is_terminal();
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "scanning [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
 }
 
 /// Entries straight from the data directory, for matching without a bundle. Entries
