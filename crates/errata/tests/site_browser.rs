@@ -10,7 +10,7 @@
 //! chromium-driver`), or their paths in `ERRATA_CHROMIUM` / `ERRATA_CHROMEDRIVER`, and
 //! axe-core's `axe.min.js`: `ERRATA_AXE_JS`, else the copy vendored in the
 //! `axe-playwright-python` wheel (`python3 -m pip install --user --no-deps
-//! --break-system-packages axe-playwright-python==0.1.8`, as `.ci/run` does), found
+//! --require-hashes -r .ci/requirements.txt`, as `.ci/run` does), found
 //! through `python3`. Without them the test FAILS, so CI cannot pass by accident; set
 //! `ERRATA_SKIP_BROWSER=1` to skip it on a machine without a browser.
 //! Screenshots are written to `target/screenshots/`.
