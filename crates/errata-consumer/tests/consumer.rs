@@ -393,3 +393,46 @@ fn generated_corpus(n: usize) -> Vec<Entry> {
     }
     out
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// However the input is cut by reads (small reads make many chunks) and however many
+    /// threads search it, a scan reports exactly what `match_text` finds on the whole
+    /// text, in the same order, with the same line count.
+    #[test]
+    fn scanning_in_pieces_on_threads_equals_matching_the_whole(
+        lines in proptest::collection::vec(0usize..6, 0..400),
+        step in 1usize..5000,
+        threads in 1usize..5,
+        last_newline in proptest::bool::ANY,
+    ) {
+        const LINES: [&str; 6] = [
+            "step 12 loss 0.5",
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "[rank3] Watchdog caught collective operation timeout",
+            "cudaErrorIllegalAddress and CUDA error: again",
+            "",
+            "CUDA error: out of memory; CUDA error: twice on one line",
+        ];
+        let mut log = lines.iter().map(|&i| LINES[i]).collect::<Vec<_>>().join("\n");
+        if last_newline && !log.is_empty() {
+            log.push('\n');
+        }
+        let index = sample_index();
+        let whole: Vec<(u64, String, u64, usize)> = index
+            .match_text(&log)
+            .iter()
+            .map(|f| (f.line, f.entry.id.clone(), f.span.start, f.column))
+            .collect();
+        let mut pieces = Vec::new();
+        let stats = index
+            .scan_with_threads(Trickle(log.as_bytes(), step), threads, |f| {
+                pieces.push((f.line, f.entry.id.clone(), f.span.start, f.column))
+            })
+            .unwrap();
+        proptest::prop_assert_eq!(&pieces, &whole);
+        proptest::prop_assert_eq!(stats.lines, log.lines().count() as u64);
+        proptest::prop_assert_eq!(stats.bytes, log.len() as u64);
+    }
+}
