@@ -1,11 +1,14 @@
-//! `cargo xtask bench [--entries N] [--articles M] [--quick]`: every performance figure of
-//! errata, each reported as a ratio against a baseline measured in the same run.
+//! `cargo xtask bench [--entries N] [--articles M] [--quick] [--only check|match|site]`:
+//! every performance figure of errata, each reported as a ratio against a baseline
+//! measured in the same run. Started from the usual debug build of xtask, it re-runs
+//! itself from a release build, since parts of it time code inside this process.
 //!
 //! 1. `errata check` on a generated corpus (default 10,000 entries + 1,000 articles):
 //!    wall time (median of 3) and peak RSS of the release binary, against two baselines:
 //!    reading every file (the I/O floor) and Python's `json.load` of every entry (the
 //!    floor of any Python validator).
-//! 2. Matching, bundle load and size (`bench_match`).
+//! 2. Matching (`bench_match`): throughput on one thread and on one per core (what
+//!    `errata match` uses), latency per message, ranking, bundle load and size.
 //! 3. Site build: the full `errata build`, and the incremental rebuild after one entry
 //!    changes in `errata serve` (as a ratio to the full build).
 //!
