@@ -194,9 +194,9 @@ fn phase(on: bool, name: &str, start: Instant) {
     }
 }
 
-/// Prints diagnostics in the one-line `file:line:col: severity[rule]: message` form.
-// INTEGRATION POINT (errata-report): replace with the shared human renderer once the
-// report crate has it, so `build` and `check` print identically.
+/// Prints diagnostics in the one-line `file:line:col: severity[rule]: message` form, on
+/// stderr. Build and serve logs stay short this way (and clickable in editors); the
+/// refusal message points to `errata check` for the full rustc-style report.
 pub(crate) fn print_diagnostics(diagnostics: &[Diagnostic]) {
     for d in diagnostics {
         let loc = d.location.unwrap_or_default();
