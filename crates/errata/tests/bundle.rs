@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 mod common;
-use common::{copy_dir, repo, s};
+use common::{repo, s};
 
 /// Runs errata in `cwd`; returns the exit code and stdout + stderr.
 fn errata(cwd: &std::path::Path, args: &[&str]) -> (i32, String) {
@@ -16,9 +16,8 @@ fn errata(cwd: &std::path::Path, args: &[&str]) -> (i32, String) {
 /// A copy of `data/` in `dir/data`, and an empty working directory `dir/elsewhere`
 /// (no `schema/`, no `errata.toml`).
 fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::data_copy();
     let data = dir.path().join("data");
-    copy_dir(&repo().join("data"), &data);
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     (dir, data, elsewhere)

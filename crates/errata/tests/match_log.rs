@@ -175,11 +175,9 @@ fn a_clean_log_exits_0_and_a_missing_log_exits_2() {
 #[test]
 fn a_live_log_is_reported_as_it_is_written() {
     use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let (id, sig) = signatures().swap_remove(0);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_errata"))
-        .args(["match", "-", "--format", "json"])
-        .current_dir(repo())
+    let mut child = common::command(&repo(), &["match", "-", "--format", "json"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -4,12 +4,10 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::copy_dir;
 
 /// Stops the server when the test ends, pass or fail.
 struct Serve(Child);
@@ -36,12 +34,8 @@ fn get(addr: &str, path: &str) -> String {
 
 #[test]
 fn serve_rebuilds_on_change_and_signals_reload() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&repo.join("data"), &dir.path().join("data"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_errata"))
-        .args(["serve", "--port", "0", "--exit-after", "120"])
-        .current_dir(dir.path())
+    let dir = common::data_copy();
+    let mut child = common::command(dir.path(), &["serve", "--port", "0", "--exit-after", "120"])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()

@@ -51,21 +51,28 @@ impl Run {
     }
 }
 
-/// Runs `errata args…` in `cwd`, with a fixed build date and source commit.
-pub fn errata(cwd: &Path, args: &[&str]) -> Run {
-    errata_with_stdin(cwd, args, b"")
-}
-
-/// [`errata`] with `stdin` on standard input.
-pub fn errata_with_stdin(cwd: &Path, args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_errata"))
+/// `errata args…` in `cwd`, with a fixed build date and source commit, ready to run.
+pub fn command(cwd: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_errata"));
+    command
         .args(args)
         .current_dir(cwd)
         .env("SOURCE_DATE_EPOCH", "1767225600")
         .env(
             "ERRATA_SOURCE_COMMIT",
             "0123456789abcdef0123456789abcdef01234567",
-        )
+        );
+    command
+}
+
+/// Runs `errata args…` in `cwd` (see [`command`]).
+pub fn errata(cwd: &Path, args: &[&str]) -> Run {
+    errata_with_stdin(cwd, args, b"")
+}
+
+/// [`errata`] with `stdin` on standard input.
+pub fn errata_with_stdin(cwd: &Path, args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = command(cwd, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
