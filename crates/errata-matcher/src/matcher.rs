@@ -412,7 +412,6 @@ impl Matcher {
             while j < hits.len() && hits[j].0 <= range.end {
                 j += 1;
             }
-            lowered.ready = false;
             self.resolve_line(
                 text,
                 (line, range),
@@ -438,6 +437,8 @@ impl Matcher {
         (scratch, lowered): (&mut Scratch, &mut LoweredLine),
         out: &mut Vec<Match>,
     ) {
+        // The lowered text of the previous line is not this one's.
+        lowered.ready = false;
         let mut candidates: Vec<(usize, Hit)> = hits
             .iter()
             .map(|(_, h)| (target_pattern(h.target), h.clone()))
@@ -606,8 +607,8 @@ fn compile(pattern: &str) -> Result<Analysed, String> {
 }
 
 /// A line, ASCII lower-cased on first use, for confirming required literals (which are
-/// stored lower-cased, as the ASCII-case-insensitive prefilter sees them). `ready` is
-/// cleared for each new line.
+/// stored lower-cased, as the ASCII-case-insensitive prefilter sees them). One buffer
+/// serves a whole scan; `ready` is cleared for each line.
 #[derive(Default)]
 struct LoweredLine {
     text: Vec<u8>,
