@@ -31,7 +31,7 @@ mod schema;
 mod text;
 
 pub use canonical::canonical_entry;
-pub use rules::{RULES, RuleInfo, rule_info};
+pub use rules::{CROSS_FILE_RULES, RULES, RuleInfo, rule_info};
 pub use schema::{ARTICLE_SCHEMA, ENTRY_SCHEMA};
 
 /// How to check.

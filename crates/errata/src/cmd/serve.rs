@@ -44,17 +44,6 @@ pub struct Args {
     pub poll_ms: u64,
 }
 
-/// Rules that need the whole knowledge base; the quick check of changed files alone
-/// would report false positives for them, so only the full check runs them.
-const CORPUS_RULES: &[&str] = &[
-    "unknown-reference",
-    "asymmetric-edge",
-    "duplicate-id",
-    "regex-overlap",
-    "broken-link",
-    "translation-outdated",
-];
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut plan = Plan::new(args.path.clone(), Some("/".into()))?;
     remove_stale_scratch_dirs();
@@ -173,7 +162,7 @@ fn check_alone(plan: &Plan, reload: &Reload) -> Vec<Diagnostic> {
         return Vec::new();
     }
     let mut diagnostics = errata_check::check(kb, &plan.check);
-    diagnostics.retain(|d| !CORPUS_RULES.contains(&d.rule));
+    diagnostics.retain(|d| !errata_check::CROSS_FILE_RULES.contains(&d.rule));
     for d in &mut diagnostics {
         d.file = reload.data_path(&d.file);
     }
