@@ -191,16 +191,13 @@ impl<'kb> Catalog<'kb> {
             }
         }
         for (slug, group) in &mut tags {
-            if let Some(names) = spellings.get(slug) {
-                // Most used first; on a tie, the first in byte order (BTreeMap order).
-                let mut best: Option<(&str, usize)> = None;
-                for (&name, &n) in names {
-                    if best.is_none_or(|(_, m)| n > m) {
-                        best = Some((name, n));
-                    }
-                }
-                group.name = best.map_or("", |(name, _)| name);
-            }
+            // The most used spelling; on a tie, the first in byte order.
+            let best = spellings.get(slug).and_then(|names| {
+                names
+                    .iter()
+                    .max_by_key(|&(&name, &n)| (n, std::cmp::Reverse(name)))
+            });
+            group.name = best.map_or("", |(&name, _)| name);
         }
         Catalog {
             entries,
