@@ -291,6 +291,16 @@ impl Browser {
     }
 
     /// Waits for search results and returns the hrefs, in order.
+    /// Opens the search page `page` with the query `q` in its URL and returns the hits.
+    async fn search(&self, page: &str, q: &str) -> Vec<String> {
+        let url = url::Url::parse_with_params(page, &[("q", q)]).expect("a search URL");
+        self.client
+            .goto(url.as_str())
+            .await
+            .expect("open the search page");
+        self.results().await
+    }
+
     async fn results(&self) -> Vec<String> {
         self.client
             .wait()
@@ -476,11 +486,7 @@ async fn run(
             .chars()
             .filter(|c| !c.is_ascii_punctuation())
             .collect();
-        let url =
-            url::Url::parse_with_params(&format!("{base}zh/search.html"), &[("q", q.as_str())])
-                .unwrap();
-        c.goto(url.as_str()).await.unwrap();
-        let hits = b.results().await;
+        let hits = b.search(&format!("{base}zh/search.html"), &q).await;
         assert!(
             hits[0].ends_with(&format!("zh/{expected}")),
             "first hit for {q}: {hits:?}"
@@ -535,10 +541,7 @@ async fn run(
 
     // The same site straight from file://: search still works (the index is a script).
     let file_url = url::Url::from_file_path(site_dir.join("search.html")).unwrap();
-    c.goto(&format!("{file_url}?q={}", urlencode(&target.signature)))
-        .await
-        .unwrap();
-    let hits = b.results().await;
+    let hits = b.search(file_url.as_str(), &target.signature).await;
     assert!(hits[0].ends_with(&expected), "file:// search: {hits:?}");
     b.shot("09-file-url-search").await;
     b.assert_no_console_errors("file:// search");
@@ -559,31 +562,15 @@ async fn run(
 
     // From a sub-path, in Chinese.
     if !target.signature_zh.trim().is_empty() {
-        let url = url::Url::parse_with_params(
-            &format!("{sub_path}zh/search.html"),
-            &[("q", target.signature_zh.as_str())],
-        )
-        .unwrap();
-        c.goto(url.as_str()).await.unwrap();
-        let hits = b.results().await;
+        let hits = b
+            .search(&format!("{sub_path}zh/search.html"), &target.signature_zh)
+            .await;
         assert!(
             hits[0].starts_with(&format!("{sub_path}zh/{expected}")),
             "sub-path search: {hits:?}"
         );
         b.assert_no_console_errors("sub-path search");
     }
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 fn walk_html(dir: &Path) -> Vec<PathBuf> {
