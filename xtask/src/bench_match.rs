@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use errata_consumer::{Bundle, Entry};
+
+use crate::bench::{ms, ratio};
 use serde_json::Value;
 
 struct Options {
@@ -212,14 +214,8 @@ pub fn run(args: &[String]) -> Result<()> {
 fn mib(b: u64) -> f64 {
     b as f64 / (1 << 20) as f64
 }
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
 fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
-}
-fn ratio(a: Duration, b: Duration) -> f64 {
-    a.as_secs_f64() / b.as_secs_f64().max(1e-9)
 }
 
 fn read_entries_json(bundle: &[u8]) -> Result<Vec<u8>> {

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{all_files as files, build_release, ms};
+use crate::bench::{all_files as files, build_release, ms, ratio};
 use crate::repo_root;
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -115,7 +115,7 @@ pub fn run(args: &[String]) -> Result<()> {
         "full build, over site  {:>9.1} ms   (median of {}; unchanged files hard-linked) = {:.2}x the empty-dir build",
         ms(full_over),
         over.len(),
-        full_over.as_secs_f64() / full.as_secs_f64().max(1e-9)
+        ratio(full_over, full)
     );
     for line in phases
         .lines()
