@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use errata_load::{Config, KnowledgeBase};
-use errata_model::{Diagnostic, Severity};
+use errata_model::Diagnostic;
 
 /// Arguments.
 #[derive(clap::Args)]
@@ -105,10 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (kb, diagnostics) = plan.load_checked(args.timings)?;
     print_diagnostics(&diagnostics);
     if errata_check::has_errors(&diagnostics) {
-        let errors = diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count();
+        let errors = errata_report::counts(&diagnostics).errors;
         eprintln!(
             "error: refusing to build: {errors} error(s) in {}; run `errata check` for details",
             plan.data_dir.display()

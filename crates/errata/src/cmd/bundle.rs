@@ -96,10 +96,7 @@ fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
     };
     let diagnostics = errata_check::check(&kb, &options);
     if errata_check::has_errors(&diagnostics) {
-        let errors = diagnostics
-            .iter()
-            .filter(|d| d.severity == errata_model::Severity::Error)
-            .count();
+        let errors = errata_report::counts(&diagnostics).errors;
         eprintln!(
             "error: {errors} error(s) in {}; run `errata check` — a bundle is never written from data with errors",
             data.display()

@@ -200,13 +200,11 @@ impl FullChecker {
                     .cloned()
                     .collect();
                 print_diagnostics(&new);
-                let errors = diagnostics
-                    .iter()
-                    .filter(|d| d.severity == errata_model::Severity::Error)
-                    .count();
+                let counts = errata_report::counts(&diagnostics);
                 eprintln!(
-                    "full check: {errors} error(s), {} warning(s) in {:.0} ms",
-                    diagnostics.len() - errors,
+                    "full check: {} error(s), {} warning(s) in {:.0} ms",
+                    counts.errors,
+                    counts.warnings,
                     start.elapsed().as_secs_f64() * 1000.0
                 );
                 previous = Some(diagnostics);
