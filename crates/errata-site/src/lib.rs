@@ -1,10 +1,13 @@
 //! The errata static site: a loaded knowledge base in, a directory of HTML out.
 //!
-//! [`render`] turns an [`errata_load::KnowledgeBase`] into [`SiteFiles`] (every file of
-//! the site, in memory); [`SiteFiles::write_atomically`] puts them on disk by building a
-//! sibling directory and swapping it in, so a failed build never leaves a half-written
-//! site. The pipeline is load → (check, by the caller) → render → write, as in Zola and
-//! mdBook.
+//! [`render_into`] renders an [`errata_load::KnowledgeBase`] straight into a directory,
+//! atomically: each file goes into a staging directory beside the target as soon as it
+//! is rendered, and the staging directory is swapped in once every output has rendered,
+//! so a failed build never leaves a half-written site and the whole site is never held
+//! in memory. [`render`] renders the same files into [`SiteFiles`] in memory instead
+//! (for tests and tools that look at the files; [`SiteFiles::write_atomically`] writes
+//! them the same way). The pipeline is load → (check, by the caller) → render → write, as
+//! in Zola and mdBook.
 //!
 //! - [`catalog`]: entries and articles sorted and cross-referenced once;
 //! - pages: one function per page type (entry, article, home, domain, tag,
@@ -57,12 +60,13 @@ mod state;
 mod theme;
 pub mod urls;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use errata_load::KnowledgeBase;
 use rayon::prelude::*;
 
 pub use error::{Error, ErrorKind};
+use output::Sink;
 pub use output::{Replaced, SiteFiles};
 pub use state::{Rebuild, Reload, SiteState};
 pub use urls::Lang;
@@ -129,23 +133,31 @@ pub struct Rendered {
 /// A site-wide file: path and bytes.
 type File = (String, Vec<u8>);
 
-/// Everything a full render produces: the files, the page count, and the search
-/// indexes (kept by [`SiteState`] for incremental updates).
+/// What a full render reports: the page count, the files and bytes handed to the sink,
+/// and the search indexes (kept by [`SiteState`] for incremental updates).
 pub(crate) struct FullRender {
-    pub files: SiteFiles,
     pub pages: usize,
+    pub files: usize,
+    pub bytes: usize,
     pub search: Vec<search::SearchIndex>,
 }
 
-/// Renders every output of the site (in parallel), the search indexes with them.
-pub(crate) fn render_all(ctx: &pages::Ctx<'_>) -> Result<FullRender, Error> {
+/// Renders every output of the site (in parallel), the search indexes with them, handing
+/// each file to `sink` as soon as it is rendered.
+pub(crate) fn render_all(ctx: &pages::Ctx<'_>, sink: &dyn Sink) -> Result<FullRender, Error> {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     let outs = outputs::Out::all(ctx.catalog);
     let pages = outs.iter().filter(|o| o.is_page()).count();
+    let (files, bytes) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let put = |(path, content): File| {
+        files.fetch_add(1, Relaxed);
+        bytes.fetch_add(content.len(), Relaxed);
+        sink.put(path, content)
+    };
     let (rendered, search) = rayon::join(
         || {
             outs.par_iter()
-                .map(|out| ctx.render_out(out))
-                .collect::<Result<Vec<Vec<File>>, Error>>()
+                .try_for_each(|out| ctx.render_out(out)?.into_iter().try_for_each(put))
         },
         || {
             Lang::ALL
@@ -154,23 +166,74 @@ pub(crate) fn render_all(ctx: &pages::Ctx<'_>) -> Result<FullRender, Error> {
                 .collect::<Vec<_>>()
         },
     );
-    let mut files = SiteFiles::default();
-    for (path, bytes) in rendered?.into_iter().flatten() {
-        files.insert(path, bytes);
-    }
-    let search_files: Vec<Vec<File>> = search.par_iter().map(|s| s.files()).collect();
-    for (path, bytes) in search_files.into_iter().flatten() {
-        files.insert(path, bytes);
-    }
+    rendered?;
+    search
+        .par_iter()
+        .try_for_each(|s| s.files().into_iter().try_for_each(put))?;
     Ok(FullRender {
-        files,
         pages,
+        files: files.into_inner(),
+        bytes: bytes.into_inner(),
         search,
     })
 }
 
 /// Renders the whole site in memory. Nothing is written.
 pub fn render(kb: &KnowledgeBase, opts: &SiteOptions) -> Result<Rendered, Error> {
+    let files = std::sync::Mutex::new(SiteFiles::default());
+    let (full, skipped) = render_with(kb, opts, &files)?;
+    Ok(Rendered {
+        files: files
+            .into_inner()
+            .map_err(|_| Error::new(ErrorKind::Io, "a renderer panicked"))?,
+        skipped,
+        pages: full.pages,
+    })
+}
+
+/// A site written by [`render_into`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Written {
+    /// Number of HTML pages.
+    pub pages: usize,
+    /// Number of files.
+    pub files: usize,
+    /// Their total size in bytes.
+    pub bytes: usize,
+    /// Ids not published because they are not safe paths (see [`Rendered::skipped`]).
+    pub skipped: Vec<String>,
+    /// The site this one replaced, swapped out and not yet removed.
+    pub replaced: Replaced,
+}
+
+/// Renders the whole site straight into `out`, atomically: each file is written to a
+/// staging directory beside `out` as soon as it is rendered, and the staging directory
+/// replaces `out` once everything has rendered. On error `out` is as it was and the
+/// staging directory is gone. The previous site is returned in [`Written::replaced`]
+/// to be removed when convenient (deleting tens of thousands of files takes a while, and
+/// the new site is in place already).
+///
+/// The same files as [`render`] followed by [`SiteFiles::write_atomically_deferred`],
+/// without holding the whole site in memory.
+pub fn render_into(kb: &KnowledgeBase, opts: &SiteOptions, out: &Path) -> Result<Written, Error> {
+    let staging = output::Staging::begin(out)?;
+    let (full, skipped) = render_with(kb, opts, &staging)?;
+    Ok(Written {
+        pages: full.pages,
+        files: full.files,
+        bytes: full.bytes,
+        skipped,
+        replaced: staging.commit()?,
+    })
+}
+
+/// Loads the theme and run records, catalogs `kb`, and renders every output into `sink`.
+fn render_with(
+    kb: &KnowledgeBase,
+    opts: &SiteOptions,
+    sink: &dyn Sink,
+) -> Result<(FullRender, Vec<String>), Error> {
     let theme = theme::Theme::load(opts.theme_dir.as_deref())?;
     let runs = runs::Runs::load(&kb.root)?;
     let catalog = catalog::Catalog::new(kb);
@@ -182,10 +245,6 @@ pub fn render(kb: &KnowledgeBase, opts: &SiteOptions) -> Result<Rendered, Error>
         data_root: &kb.root,
         texts: kb,
     };
-    let full = render_all(&ctx)?;
-    Ok(Rendered {
-        files: full.files,
-        skipped: catalog.skipped.clone(),
-        pages: full.pages,
-    })
+    let full = render_all(&ctx, sink)?;
+    Ok((full, catalog.skipped.clone()))
 }

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use errata_load::{ArticleDoc, EntryDoc, KnowledgeBase};
 use errata_model::Entry;
@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use crate::catalog::{ArticlePair, Catalog, Translation, unique};
 use crate::error::{Error, ErrorKind};
+use crate::output::{Sink, SiteFiles, Staging};
 use crate::outputs::Out;
 use crate::pages::{Ctx, Texts};
 use crate::runs::Runs;
@@ -152,7 +153,12 @@ impl SiteState {
             articles,
             texts,
         };
-        let (full, files, sections) = {
+        let staging = Staging::begin(out)?;
+        let sink = Digesting {
+            inner: &staging,
+            digests: Mutex::new(BTreeMap::new()),
+        };
+        let (full, sections) = {
             let catalog = store.catalog();
             let sections = sections(&catalog);
             let ctx = Ctx {
@@ -163,19 +169,17 @@ impl SiteState {
                 data_root: &root,
                 texts: &store,
             };
-            let mut full = render_all(&ctx)?;
-            let files = std::mem::take(&mut full.files);
-            (full, files, sections)
+            (render_all(&ctx, &sink)?, sections)
         };
-        files.write_atomically(out)?;
-        let written = files
-            .iter()
-            .map(|(path, bytes)| (path.to_string(), digest(bytes)))
-            .collect();
+        let written = sink
+            .digests
+            .into_inner()
+            .map_err(|_| Error::new(ErrorKind::Io, "a renderer panicked"))?;
+        staging.commit()?.remove();
         let report = Rebuild {
             reloaded: 0,
-            rendered: files.len(),
-            written: files.len(),
+            rendered: full.files,
+            written: full.files,
             removed: 0,
             pages: full.pages,
             full: true,
@@ -319,9 +323,13 @@ impl SiteState {
             self.sections = sections(&catalog);
             // Verdicts can change on any page (or the last rebuild failed half-way):
             // render everything, write what differs.
-            let mut full = render_all(&ctx)?;
-            self.search = std::mem::take(&mut full.search);
-            let files = std::mem::take(&mut full.files).into_vec();
+            let files = Mutex::new(SiteFiles::default());
+            let full = render_all(&ctx, &files)?;
+            self.search = full.search;
+            let files = files
+                .into_inner()
+                .map_err(|_| Error::new(ErrorKind::Io, "a renderer panicked"))?
+                .into_vec();
             let keep: BTreeSet<String> = files.iter().map(|(p, _)| p.clone()).collect();
             let stale: Vec<String> = self
                 .written
@@ -554,6 +562,24 @@ impl Timer {
             );
             self.0 = Some(std::time::Instant::now());
         }
+    }
+}
+
+/// Passes files on to another sink, keeping the digest of each: what a [`SiteState`]
+/// needs to know of a site it wrote, without keeping the site.
+struct Digesting<'a> {
+    inner: &'a dyn Sink,
+    digests: Mutex<BTreeMap<String, u64>>,
+}
+
+impl Sink for Digesting<'_> {
+    fn put(&self, path: String, bytes: Vec<u8>) -> Result<(), Error> {
+        let d = digest(&bytes);
+        self.digests
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Io, "a renderer panicked"))?
+            .insert(path.clone(), d);
+        self.inner.put(path, bytes)
     }
 }
 

@@ -1,8 +1,8 @@
 //! `errata build`: check, then render the site (and the bundle) into `dist/`.
 //!
 //! The check runs first and a knowledge base with errors is never published (exit 1).
-//! The site is rendered in memory and swapped into place atomically, so a failed build
-//! leaves the previous `dist/site` as it was. Output depends only on the input files:
+//! The site is rendered into a staging directory beside `dist/site` and swapped into
+//! place atomically, so a failed build leaves the previous `dist/site` as it was. Output depends only on the input files:
 //! the site takes every date it shows from the data.
 
 use std::path::{Path, PathBuf};
@@ -137,21 +137,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
         (site, bundle)
     });
-    let rendered = site?;
-    for id in &rendered.skipped {
-        eprintln!("warning: `{id}` is not a safe page path; it was left out of the site");
-    }
-    eprintln!(
-        "built {} pages ({} files, {:.1} MiB) into {}",
-        rendered.pages,
-        rendered.files.len(),
-        rendered.files.total_bytes() as f64 / (1024.0 * 1024.0),
-        site_dir.display()
-    );
+    site?;
     let (bundle, bundle_time) = bundle;
     if args.timings {
         eprintln!(
-            "timing: bundle  {:>8.1} ms (alongside render and write)",
+            "timing: bundle  {:>8.1} ms (alongside the site)",
             bundle_time.as_secs_f64() * 1000.0
         );
     }
@@ -160,26 +150,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Renders the site and swaps it into `site_dir`; the previous site is removed after.
+/// Renders the site into `site_dir` (swapped in whole), reports it, and removes the
+/// previous site (while the bundle may still be compressing).
 fn build_site(
     kb: &KnowledgeBase,
     plan: &Plan,
     site_dir: &Path,
     timings: bool,
-) -> anyhow::Result<errata_site::Rendered> {
+) -> anyhow::Result<()> {
     let start = Instant::now();
-    let rendered = errata_site::render(kb, &plan.site).context("rendering the site")?;
-    phase(timings, "render", start);
+    let site = errata_site::render_into(kb, &plan.site, site_dir)
+        .with_context(|| format!("building the site into {}", site_dir.display()))?;
+    phase(timings, "site", start);
+    for id in &site.skipped {
+        eprintln!("warning: `{id}` is not a safe page path; it was left out of the site");
+    }
+    eprintln!(
+        "built {} pages ({} files, {:.1} MiB) into {}",
+        site.pages,
+        site.files,
+        site.bytes as f64 / (1024.0 * 1024.0),
+        site_dir.display()
+    );
     let start = Instant::now();
-    let replaced = rendered
-        .files
-        .write_atomically_deferred(site_dir)
-        .context("writing the site")?;
-    phase(timings, "write", start);
-    let start = Instant::now();
-    replaced.remove();
+    site.replaced.remove();
     phase(timings, "cleanup", start);
-    Ok(rendered)
+    Ok(())
 }
 
 fn phase(on: bool, name: &str, start: Instant) {
