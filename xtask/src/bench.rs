@@ -116,13 +116,33 @@ pub(crate) fn build_release(root: &Path) -> Result<PathBuf> {
     Ok(root.join("target/release/errata"))
 }
 
-/// Runs a command, returning its wall time, peak resident set size (bytes), exit code
-/// and CPU time (user + system: the figure that stays meaningful on a busy machine).
-fn measure(cmd: &mut Command) -> Result<(Duration, u64, i32, Duration)> {
+/// What [`measure`] saw of one run of a command.
+pub(crate) struct Measured {
+    pub wall: Duration,
+    /// Peak resident set size, bytes.
+    pub rss: u64,
+    pub code: i32,
+    /// User and system CPU time: the figures that stay meaningful on a busy machine, and
+    /// the system part is where file-system costs show.
+    pub user: Duration,
+    pub sys: Duration,
+    pub stderr: String,
+}
+
+impl Measured {
+    pub fn cpu(&self) -> Duration {
+        self.user + self.sys
+    }
+}
+
+/// Runs a command (stdout discarded, stderr kept) and measures it.
+pub(crate) fn measure(cmd: &mut Command) -> Result<Measured> {
+    // A file, not a pipe: nothing has to drain it while we wait.
+    let mut stderr_file = tempfile::tempfile().context("a temporary file for stderr")?;
     let start = Instant::now();
     let child = cmd
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(stderr_file.try_clone()?)
         .spawn()
         .context("cannot start")?;
     let pid = child.id() as libc::pid_t;
@@ -131,7 +151,7 @@ fn measure(cmd: &mut Command) -> Result<(Duration, u64, i32, Duration)> {
     // instead of through `Child::wait`.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let elapsed = start.elapsed();
+    let wall = start.elapsed();
     if r < 0 {
         bail!("wait4 failed: {}", std::io::Error::last_os_error());
     }
@@ -141,8 +161,20 @@ fn measure(cmd: &mut Command) -> Result<(Duration, u64, i32, Duration)> {
         -1
     };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
-    Ok((elapsed, usage.ru_maxrss as u64 * 1024, code, cpu))
+    let mut stderr = String::new();
+    {
+        use std::io::{Read, Seek};
+        stderr_file.rewind()?;
+        stderr_file.read_to_string(&mut stderr)?;
+    }
+    Ok(Measured {
+        wall,
+        rss: usage.ru_maxrss as u64 * 1024,
+        code,
+        user: tv(usage.ru_utime),
+        sys: tv(usage.ru_stime),
+        stderr,
+    })
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -158,19 +190,20 @@ fn check_bench(bin: &Path, corpus: &Path) -> Result<()> {
     let mut cpus = Vec::new();
     let mut rss = 0;
     for _ in 0..3 {
-        let (t, r, code, cpu) = measure(
+        let run = measure(
             Command::new(bin)
                 .args(["check", "--today", "2026-11-21"])
                 .arg(corpus),
         )?;
-        if code != 0 {
+        if run.code != 0 {
             bail!(
-                "errata check on the generated corpus exited {code}: the corpus must check clean"
+                "errata check on the generated corpus exited {}: the corpus must check clean",
+                run.code
             );
         }
-        times.push(t);
-        cpus.push(cpu);
-        rss = rss.max(r);
+        times.push(run.wall);
+        cpus.push(run.cpu());
+        rss = rss.max(run.rss);
     }
     let check = median(times);
     println!("\n== check ==");
@@ -186,7 +219,10 @@ fn check_bench(bin: &Path, corpus: &Path) -> Result<()> {
         ratio(check, io)
     );
     let py = "import json,sys,glob\nfor p in glob.glob(sys.argv[1]+'/signatures/**/*.json', recursive=True):\n    json.load(open(p))";
-    if let Ok((t, _, 0, _)) = measure(Command::new("python3").args(["-c", py]).arg(corpus)) {
+    if let Ok(Measured {
+        wall: t, code: 0, ..
+    }) = measure(Command::new("python3").args(["-c", py]).arg(corpus))
+    {
         println!(
             "  python json.load     {:>9.1} ms   (parse only)  check/python = {:.2}x",
             ms(t),

@@ -4,8 +4,11 @@
 //! where DIR is a data directory from `cargo xtask gen-corpus --out DIR` (or a directory
 //! holding one as `data/`). It reports
 //!
-//! 1. the full build (median of `--runs`, default 3) with the build's own phase timings
-//!    (load, check, render, write: `errata build --timings`), and
+//! 1. the full build into an empty directory (median of `--runs`, default 3) with its
+//!    CPU time, peak memory and its own phase timings (`errata build --timings`),
+//!    against a same-run baseline: copying the files it wrote into another empty
+//!    directory (the file system's cost of creating that many files); then the full
+//!    build over the previous site; and
 //! 2. the rebuild after one entry changes, in `errata serve` (the long-lived preview that
 //!    rebuilds incrementally): one entry's `root_cause`, then its `signature`, edited five
 //!    times each in the copy of the corpus; the server's own timing of each rebuild
@@ -22,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{all_files as files, build_release, ms, ratio};
+use crate::bench::{Measured, all_files as files, build_release, measure, ms, ratio};
 use crate::repo_root;
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -62,9 +65,14 @@ pub fn run(args: &[String]) -> Result<()> {
         None => build_release(&repo_root())?,
     };
 
-    // Work on a copy: the rebuild step edits an entry.
+    // Work on a copy: the rebuild step edits an entry. A scratch directory left by an
+    // earlier run is moved aside and deleted at the end, not now (see below).
     let scratch = repo_root().join("target/bench/site");
-    let _ = std::fs::remove_dir_all(&scratch);
+    let leftover = repo_root().join(format!("target/bench/site.old-{}", std::process::id()));
+    if scratch.exists() {
+        std::fs::rename(&scratch, &leftover)
+            .with_context(|| format!("moving {} aside", scratch.display()))?;
+    }
     let work = scratch.join("data");
     copy_dir(&data, &work)?;
     // `errata build` also writes the bundle, which embeds the schemas from `schema/`.
@@ -79,37 +87,59 @@ pub fn run(args: &[String]) -> Result<()> {
     // A full build renders every page either way; what differs is writing: into an
     // empty directory every file is a new inode (what CI publishing from a clean clone
     // does), over the previous site unchanged files become hard links to its files.
-    // Each empty-dir build gets a new directory, removed only after all of them: deleting
-    // 34,000 files just before a build slows the file creation that follows.
+    //
+    // Nothing is deleted before or between the empty-dir builds. On ext4 without a
+    // journal (the disk of this project's machines), the inode allocator skips inodes
+    // freed in the last minutes (`recently_deleted` in perf profiles), so creating
+    // 34,000 files soon after deleting as many costs several times the system time.
+    // The same-run baseline is copying the files the build wrote into an empty
+    // directory, one file after the other (what `cp -r` does): the file system's own cost
+    // of creating this site, which moves with the file system's state as the build does.
     let mut fresh = Vec::new();
+    let mut copies = Vec::new();
     let mut phases = String::new();
     let mut empties = Vec::new();
     for k in 0..runs.max(1) {
         let empty = scratch.join(format!("dist-empty-{k}"));
-        let (t, stderr) = build(&bin, &scratch, &work, &empty)?;
-        fresh.push(t);
-        phases = stderr;
+        let run = build(&bin, &scratch, &work, &empty)?;
+        phases = run.stderr.clone();
+        fresh.push(run);
+        let start = Instant::now();
+        copy_dir(&empty.join("site"), &scratch.join(format!("copy-{k}")))?;
+        copies.push(start.elapsed());
         empties.push(empty);
     }
     let last = empties.pop().context("at least one run")?;
-    for dir in empties {
-        let _ = std::fs::remove_dir_all(dir);
-    }
     std::fs::rename(&last, &out)?;
     let mut over = Vec::new();
     for _ in 0..runs.max(1) {
-        over.push(build(&bin, &scratch, &work, &out)?.0);
+        over.push(build(&bin, &scratch, &work, &out)?.wall);
     }
-    fresh.sort();
+    fresh.sort_by_key(|r| r.wall);
+    copies.sort();
     over.sort();
-    let full = fresh[fresh.len() / 2];
+    let median = &fresh[fresh.len() / 2];
+    let full = median.wall;
+    let copy = copies[copies.len() / 2];
     let full_over = over[over.len() / 2];
     println!(
         "full build, empty dir  {:>9.1} ms   (median of {}, range {:.0}-{:.0} ms; target < 5000 ms)",
         ms(full),
         fresh.len(),
-        ms(fresh[0]),
-        ms(fresh[fresh.len() - 1])
+        ms(fresh[0].wall),
+        ms(fresh[fresh.len() - 1].wall)
+    );
+    println!(
+        "                                     CPU user {:.0} ms + system {:.0} ms, peak RSS {:.0} MB (the median run)",
+        ms(median.user),
+        ms(median.sys),
+        median.rss as f64 / 1e6
+    );
+    println!(
+        "  copying its files    {:>9.1} ms   (baseline: the site copied into an empty dir, 1 thread; median of {}) build/copy = {:.2}x",
+        ms(copy),
+        copies.len(),
+        ratio(full, copy)
     );
     println!(
         "full build, over site  {:>9.1} ms   (median of {}; unchanged files hard-linked) = {:.2}x the empty-dir build",
@@ -156,6 +186,10 @@ pub fn run(args: &[String]) -> Result<()> {
             times.len()
         );
     }
+    // Deleted last, after every measurement (see above): a build started in the next
+    // few minutes on this file system will be slower for it.
+    let _ = std::fs::remove_dir_all(&leftover);
+    let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
 }
 
@@ -248,29 +282,27 @@ fn serve_rebuilds(
     Ok(results)
 }
 
-fn build(bin: &Path, cwd: &Path, data: &Path, out: &Path) -> Result<(Duration, String)> {
-    let start = Instant::now();
-    let output = Command::new(bin)
-        .arg("build")
-        .arg(data)
-        .arg("--out")
-        .arg(out)
-        .arg("--timings")
-        .current_dir(cwd)
-        .env("SOURCE_DATE_EPOCH", "1767225600")
-        .output()
-        .with_context(|| format!("cannot run {}", bin.display()))?;
-    let elapsed = start.elapsed();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    if !output.status.success() {
-        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
+fn build(bin: &Path, cwd: &Path, data: &Path, out: &Path) -> Result<Measured> {
+    let run = measure(
+        Command::new(bin)
+            .arg("build")
+            .arg(data)
+            .arg("--out")
+            .arg(out)
+            .arg("--timings")
+            .current_dir(cwd)
+            .env("SOURCE_DATE_EPOCH", "1767225600"),
+    )
+    .with_context(|| format!("cannot run {}", bin.display()))?;
+    if run.code != 0 {
+        let tail: Vec<&str> = run.stderr.lines().rev().take(15).collect();
         bail!(
-            "errata build exited {:?}:\n{}",
-            output.status.code(),
+            "errata build exited {}:\n{}",
+            run.code,
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         );
     }
-    Ok((elapsed, stderr))
+    Ok(run)
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {

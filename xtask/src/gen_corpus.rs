@@ -129,16 +129,20 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Writes the corpus into `out` (replacing `signatures/` and `articles/` there).
+/// Writes the corpus into `out`, replacing `signatures/` and `articles/` there.
+///
+/// Files that already hold the bytes they would get are left alone and only files that
+/// are not part of this corpus are deleted: regenerating the benchmark corpus (every run
+/// of `cargo xtask bench` does) then deletes and creates nothing, which matters to the
+/// site benchmark that follows (see `bench_site`: recently freed inodes slow file
+/// creation on ext4 without a journal).
 pub fn generate(out: &Path, n_entries: usize, n_articles: usize, seed: u64) -> Result<()> {
+    let mut written = std::collections::HashSet::new();
+    let mut write = |path: &Path, text: &str| -> Result<()> {
+        written.insert(path.to_path_buf());
+        write_if_changed(path, text)
+    };
     let mut rng = Rng::new(seed);
-    for sub in ["signatures", "articles"] {
-        let dir = out.join(sub);
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir)
-                .with_context(|| format!("cannot clear {}", dir.display()))?;
-        }
-    }
     let ids: Vec<String> = (0..n_entries)
         .map(|i| format!("{}/gen-{i:05}", DOMAINS[i % DOMAINS.len()]))
         .collect();
@@ -228,6 +232,19 @@ pub fn generate(out: &Path, n_entries: usize, n_articles: usize, seed: u64) -> R
                 .join(format!("gen-{a:04}.md")),
             &text,
         )?;
+    }
+    for sub in ["signatures", "articles"] {
+        for item in walkdir::WalkDir::new(out.join(sub)).contents_first(true) {
+            let Ok(item) = item else { continue };
+            let path = item.path();
+            if item.file_type().is_file() && !written.contains(path) {
+                std::fs::remove_file(path)
+                    .with_context(|| format!("cannot remove {}", path.display()))?;
+            } else if item.file_type().is_dir() {
+                // Only succeeds when the directory is empty.
+                let _ = std::fs::remove_dir(path);
+            }
+        }
     }
     Ok(())
 }
@@ -322,7 +339,10 @@ fn entry(rng: &mut Rng, i: usize, id: &str) -> Value {
     })
 }
 
-fn write(path: &Path, text: &str) -> Result<()> {
+fn write_if_changed(path: &Path, text: &str) -> Result<()> {
+    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
+        return Ok(());
+    }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
