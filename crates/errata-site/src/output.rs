@@ -166,41 +166,25 @@ impl Staging {
     /// in it fails for want of it; a file that already exists is an error.
     pub(crate) fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), Error> {
         let path = self.staging.join(rel);
+        let twice_or_io = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => written_twice(rel),
+            _ => Error::io(&path, e),
+        };
         // A link makes no new inode, and allocating tens of thousands of inodes is most
         // of what writing a site costs the kernel.
         if let Some(old) = self.previous.as_ref().map(|p| p.join(rel))
             && same_bytes(&old, bytes)
         {
-            match std::fs::hard_link(&old, &path) {
+            match in_new_dir(&path, || std::fs::hard_link(&old, &path)) {
                 Ok(()) => return Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    if let Some(dir) = path.parent() {
-                        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-                    }
-                    if std::fs::hard_link(&old, &path).is_ok() {
-                        return Ok(());
-                    }
-                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    return Err(written_twice(rel));
+                    return Err(twice_or_io(e));
                 }
                 // Another file system, no links there: write a copy.
                 Err(_) => {}
             }
         }
-        match create_new(&path, bytes) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-                }
-                create_new(&path, bytes)
-            }
-            other => other,
-        }
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => written_twice(rel),
-            _ => Error::io(&path, e),
-        })
+        in_new_dir(&path, || create_new(&path, bytes)).map_err(twice_or_io)
     }
 
     /// Swaps the staged site in: the previous `out` is renamed aside (and returned, to
@@ -241,6 +225,20 @@ impl Drop for Staging {
 impl Sink for Staging {
     fn put(&self, path: String, bytes: Vec<u8>) -> Result<(), Error> {
         self.write(&path, &bytes)
+    }
+}
+
+/// Runs `op`, which creates `path`; if it fails because the directory of `path` does not
+/// exist yet, creates the directory and runs `op` once more.
+fn in_new_dir(path: &Path, op: impl Fn() -> std::io::Result<()>) -> std::io::Result<()> {
+    match op() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            op()
+        }
+        other => other,
     }
 }
 
