@@ -1,7 +1,7 @@
 //! Renders a data directory in memory and prints how long each step took, without
 //! checking: `cargo run --release -p errata-site --example render_corpus -- DIR [OUT]`.
-//! With OUT, also times writing the site there (atomically, twice: into a fresh
-//! directory, then replacing it). (For profiling the renderer alone; `cargo xtask bench`
+//! With OUT, also times rendering straight into OUT as `errata build` does (twice: into
+//! a fresh directory, then replacing it). (For profiling the renderer alone; `cargo xtask bench`
 //! times the real `errata build`.)
 
 use std::time::Instant;
@@ -25,16 +25,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         site.files.total_bytes() as f64 / (1024.0 * 1024.0)
     );
     if let Some(out) = std::env::args().nth(2) {
+        // What `errata build` does: render again, each file written as it is rendered.
         let out = std::path::Path::new(&out);
         for what in ["fresh", "replacing"] {
             let start = Instant::now();
-            let replaced = site.files.write_atomically_deferred(out)?;
-            let written = start.elapsed();
+            let written = errata_site::render_into(&kb, &errata_site::SiteOptions::default(), out)?;
+            let took = start.elapsed();
             let start = Instant::now();
-            replaced.remove();
+            written.replaced.remove();
             println!(
-                "write ({what}) {:.0} ms, then removing the old site {:.0} ms",
-                written.as_secs_f64() * 1e3,
+                "render into {} ({what}) {:.0} ms, then removing the old site {:.0} ms",
+                out.display(),
+                took.as_secs_f64() * 1e3,
                 start.elapsed().as_secs_f64() * 1e3
             );
         }
