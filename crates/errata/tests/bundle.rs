@@ -2,15 +2,22 @@
 //! bundle does not depend on the working directory (the JSON Schemas are built into the
 //! binary), `--schema DIR` still overrides them, and `verify` accepts what was written.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 mod common;
 use common::{repo, s};
 
 /// Runs errata in `cwd`; returns the exit code and stdout + stderr.
-fn errata(cwd: &std::path::Path, args: &[&str]) -> (i32, String) {
+fn errata(cwd: &Path, args: &[&str]) -> (i32, String) {
     let run = common::errata(cwd, args);
     (run.code, run.all())
+}
+
+/// `errata bundle --data DATA --out OUT EXTRA…` in `cwd`.
+fn write_bundle(cwd: &Path, data: &Path, out: &Path, extra: &[&str]) -> (i32, String) {
+    let mut args = vec!["bundle", "--data", s(data), "--out", s(out)];
+    args.extend_from_slice(extra);
+    errata(cwd, &args)
 }
 
 /// A copy of `data/` in `dir/data`, and an empty working directory `dir/elsewhere`
@@ -27,10 +34,7 @@ fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
 fn bundle_a_data_directory_from_another_working_directory() {
     let (dir, data, elsewhere) = scratch();
     let out = dir.path().join("out");
-    let (code, log) = errata(
-        &elsewhere,
-        &["bundle", "--data", s(&data), "--out", s(&out)],
-    );
+    let (code, log) = write_bundle(&elsewhere, &data, &out, &[]);
     assert_eq!(code, 0, "{log}");
     let bundle = out.join("errata-1.0.0.tar.gz");
     let (code, log) = errata(&elsewhere, &["bundle", "verify", s(&bundle)]);
@@ -47,36 +51,15 @@ fn bundle_a_data_directory_from_another_working_directory() {
     // `--schema DIR` bundles those files instead: the committed ones give the same bytes.
     let out3 = dir.path().join("out3");
     let schema = repo().join("schema");
-    let (code, log) = errata(
-        &elsewhere,
-        &[
-            "bundle",
-            "--data",
-            s(&data),
-            "--out",
-            s(&out3),
-            "--schema",
-            s(&schema),
-        ],
-    );
+    let (code, log) = write_bundle(&elsewhere, &data, &out3, &["--schema", s(&schema)]);
     assert_eq!(code, 0, "{log}");
     assert_eq!(
         std::fs::read(&bundle).unwrap(),
         std::fs::read(out3.join("errata-1.0.0.tar.gz")).unwrap()
     );
     // A schema directory that does not exist is a tool failure, naming it.
-    let (code, log) = errata(
-        &elsewhere,
-        &[
-            "bundle",
-            "--data",
-            s(&data),
-            "--out",
-            s(&dir.path().join("out4")),
-            "--schema",
-            "no-such-dir",
-        ],
-    );
+    let out4 = dir.path().join("out4");
+    let (code, log) = write_bundle(&elsewhere, &data, &out4, &["--schema", "no-such-dir"]);
     assert_eq!(code, 2, "{log}");
     assert!(log.contains("no-such-dir"), "{log}");
 }
@@ -99,10 +82,7 @@ fn build_a_data_directory_from_another_working_directory() {
 fn verify_a_bundle_away_from_its_checksum_file() {
     let (dir, data, elsewhere) = scratch();
     let out = dir.path().join("out");
-    let (code, log) = errata(
-        &elsewhere,
-        &["bundle", "--data", s(&data), "--out", s(&out)],
-    );
+    let (code, log) = write_bundle(&elsewhere, &data, &out, &[]);
     assert_eq!(code, 0, "{log}");
     // Downloaded on its own: no SHA256SUMS beside it. Verification fails and says how
     // to name the checksum file; with --sums it passes.
