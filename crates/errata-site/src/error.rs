@@ -38,6 +38,12 @@ impl Error {
         self
     }
 
+    /// A lock shared by the rendering threads was poisoned: one of them panicked. (Rayon
+    /// re-raises such a panic first, so this is the report of last resort, not an unwrap.)
+    pub(crate) fn renderer_panicked() -> Error {
+        Error::new(ErrorKind::Io, "a renderer panicked")
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, err: std::io::Error) -> Error {
         Error::new(ErrorKind::Io, err.to_string()).with_path(path)
     }

@@ -183,9 +183,7 @@ pub fn render(kb: &KnowledgeBase, opts: &SiteOptions) -> Result<Rendered, Error>
     let files = std::sync::Mutex::new(SiteFiles::default());
     let (full, skipped) = render_with(kb, opts, &files)?;
     Ok(Rendered {
-        files: files
-            .into_inner()
-            .map_err(|_| Error::new(ErrorKind::Io, "a renderer panicked"))?,
+        files: files.into_inner().map_err(|_| Error::renderer_panicked())?,
         skipped,
         pages: full.pages,
     })

@@ -90,9 +90,7 @@ pub(crate) trait Sink: Sync {
 
 impl Sink for std::sync::Mutex<SiteFiles> {
     fn put(&self, path: String, bytes: Vec<u8>) -> Result<(), Error> {
-        let mut files = self
-            .lock()
-            .map_err(|_| Error::new(ErrorKind::Io, "a renderer panicked"))?;
+        let mut files = self.lock().map_err(|_| Error::renderer_panicked())?;
         match files.files.entry(path) {
             std::collections::btree_map::Entry::Occupied(e) => Err(written_twice(e.key())),
             std::collections::btree_map::Entry::Vacant(e) => {

@@ -174,7 +174,7 @@ impl SiteState {
         let written = sink
             .digests
             .into_inner()
-            .map_err(|_| Error::new(ErrorKind::Io, "a renderer panicked"))?;
+            .map_err(|_| Error::renderer_panicked())?;
         staging.commit()?.remove();
         let report = Rebuild {
             reloaded: 0,
@@ -328,7 +328,7 @@ impl SiteState {
             self.search = full.search;
             let files = files
                 .into_inner()
-                .map_err(|_| Error::new(ErrorKind::Io, "a renderer panicked"))?
+                .map_err(|_| Error::renderer_panicked())?
                 .into_vec();
             let keep: BTreeSet<String> = files.iter().map(|(p, _)| p.clone()).collect();
             let stale: Vec<String> = self
@@ -577,7 +577,7 @@ impl Sink for Digesting<'_> {
         let d = digest(&bytes);
         self.digests
             .lock()
-            .map_err(|_| Error::new(ErrorKind::Io, "a renderer panicked"))?
+            .map_err(|_| Error::renderer_panicked())?
             .insert(path.clone(), d);
         self.inner.put(path, bytes)
     }

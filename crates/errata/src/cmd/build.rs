@@ -2,8 +2,8 @@
 //!
 //! The check runs first and a knowledge base with errors is never published (exit 1).
 //! The site is rendered into a staging directory beside `dist/site` and swapped into
-//! place atomically, so a failed build leaves the previous `dist/site` as it was. Output depends only on the input files:
-//! the site takes every date it shows from the data.
+//! place atomically, so a failed build leaves the previous `dist/site` as it was. Output
+//! depends only on the input files: the site takes every date it shows from the data.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
