@@ -153,7 +153,7 @@ pub fn run(args: &[String]) -> Result<()> {
     // `errata match` and `Index::scan` do).
     let log = generate_log(&entries, 64 << 20);
     let total = o.log_mb << 20;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let threads = errata_consumer::Index::default_threads();
     let mut one_thread: Option<Duration> = None;
     for t in if threads > 1 {
         vec![1, threads]

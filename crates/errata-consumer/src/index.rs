@@ -148,6 +148,11 @@ impl Index {
         self.scan_with_threads(reader, scan::default_threads(), on_match)
     }
 
+    /// The number of threads [`Index::scan`] searches with: one per core, up to 8.
+    pub fn default_threads() -> usize {
+        scan::default_threads()
+    }
+
     /// [`Index::scan`] on `threads` threads (0 or 1: on the calling thread only). The
     /// matches and their order do not depend on `threads`.
     pub fn scan_with_threads(
