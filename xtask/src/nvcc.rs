@@ -2,7 +2,7 @@
 //! 13 wheels (nvcc, NVVM, crt, CCCL, runtime) into the cache directory
 //! (`$ERRATA_CACHE_DIR` or `.errata-cache/`), as the compile tier does on first use.
 //!
-//! `--error-strings` regenerates `crates/errata-snippets/data/cuda-error-strings.tsv`
+//! `--error-strings` regenerates `crates/errata-model/data/cuda-error-strings.tsv`
 //! by compiling and running a program that prints `cudaGetErrorName` and
 //! `cudaGetErrorString` of every code: libcudart answers both without a GPU.
 
@@ -57,7 +57,7 @@ pub fn run(args: &[String]) -> Result<()> {
             text.push('\n');
         }
     }
-    let dest = root.join("crates/errata-snippets/data/cuda-error-strings.tsv");
+    let dest = root.join("crates/errata-model/data/cuda-error-strings.tsv");
     if args.iter().any(|a| a == "--check") {
         if std::fs::read_to_string(&dest).unwrap_or_default() != text {
             bail!(

@@ -23,6 +23,8 @@ pub(crate) struct Regexes {
     matcher: Option<Matcher>,
     /// Matcher pattern → entry index.
     entry_of: Vec<usize>,
+    /// Entry index → matcher pattern (`None`: no regex).
+    pattern_of: Vec<Option<usize>>,
 }
 
 impl Regexes {
@@ -61,10 +63,25 @@ impl Regexes {
                 status[i] = Some(s);
             }
         }
+        let mut pattern_of = vec![None; kb.entries.len()];
+        for (k, &i) in entry_of.iter().enumerate() {
+            pattern_of[i] = Some(k);
+        }
         Regexes {
             status,
             matcher,
             entry_of,
+            pattern_of,
+        }
+    }
+
+    /// Whether entry `i`'s regex matches `text` as a log scanner would (one line at a
+    /// time); `None` when the entry has no regex or it does not compile.
+    pub fn entry_matches(&self, i: usize, text: &str) -> Option<bool> {
+        let k = (*self.pattern_of.get(i)?)?;
+        match self.status.get(i)? {
+            Some(RegexStatus::Valid { .. }) => Some(self.matcher.as_ref()?.is_match(k, text)),
+            _ => None,
         }
     }
 

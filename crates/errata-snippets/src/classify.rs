@@ -12,7 +12,7 @@
 //!   program's own `CUDA error (transport particle table): too many resources requested
 //!   for launch` or CUB's `CUDA error 716 [file, 351]: misaligned address`; strings are
 //!   mapped back to names by the table generated from libcudart
-//!   (`data/cuda-error-strings.tsv`), the longest string on the line winning;
+//!   (errata-model's `data/cuda-error-strings.tsv`), the longest string on the line winning;
 //! - PyTorch's allocator message (`CUDA out of memory. Tried to allocate …`);
 //! - the last Python traceback's exception line (`torch.AcceleratorError: …`);
 //! - `compute-sanitizer`'s `========= ERROR SUMMARY: N errors` and `========= RACECHECK
@@ -25,8 +25,9 @@ use regex::Regex;
 
 use crate::outcome::Outcome;
 
-/// `cudaGetErrorName`/`cudaGetErrorString` of every code, from libcudart.
-pub const CUDA_ERROR_STRINGS: &str = include_str!("../data/cuda-error-strings.tsv");
+/// `cudaGetErrorName`/`cudaGetErrorString` of every code, from libcudart (kept beside
+/// the `cudaError_t` table in errata-model).
+pub const CUDA_ERROR_STRINGS: &str = errata_model::cuda_errors::RUNTIME_STRINGS_TSV;
 
 /// What a finished run left behind.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -73,20 +74,7 @@ fn re(cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<&'static 
 
 /// `(name, string)` of every code but `cudaSuccess` ("no error").
 fn error_strings() -> &'static [(&'static str, &'static str)] {
-    static TABLE: OnceLock<Vec<(&'static str, &'static str)>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        CUDA_ERROR_STRINGS
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .filter_map(|l| {
-                let mut cols = l.splitn(3, '\t');
-                let code = cols.next()?;
-                let name = cols.next()?;
-                let text = cols.next()?;
-                (code != "0").then_some((name, text))
-            })
-            .collect()
-    })
+    errata_model::cuda_errors::runtime_strings()
 }
 
 /// Maps a `cudaGetErrorString` text to its name.
@@ -344,7 +332,7 @@ mod tests {
         let version = crate::toolchain::CUDA_WHEEL_VERSION;
         assert!(
             CUDA_ERROR_STRINGS.contains(&format!("nvidia-cuda-runtime {version}.")),
-            "data/cuda-error-strings.tsv is not from {version}: run `cargo xtask nvcc --error-strings`"
+            "errata-model/data/cuda-error-strings.tsv is not from {version}: run `cargo xtask nvcc --error-strings`"
         );
         assert!(
             errata_model::cuda_errors::CUDA_HEADER_SOURCE

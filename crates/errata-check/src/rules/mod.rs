@@ -22,9 +22,11 @@ mod date_format;
 mod date_in_future;
 mod date_order;
 mod duplicate_id;
+mod duplicate_text;
 mod empty_dead_end_action;
 mod empty_field;
 mod error_code_unknown;
+mod error_string_mismatch;
 mod evidence_mismatch;
 mod file_too_large;
 mod frontmatter;
@@ -105,6 +107,7 @@ const ENTRY_RULES: &[EntryRule] = &[
     regex_no_match::entry,
     unsafe_url::entry,
     error_code_unknown::entry,
+    error_string_mismatch::entry,
     mojibake::entry,
     redundant_how::entry,
     evidence_mismatch::entry,
@@ -132,6 +135,7 @@ const CORPUS_RULES: &[CorpusRule] = &[
     unknown_reference::corpus,
     asymmetric_edge::corpus,
     regex_overlap::corpus,
+    duplicate_text::corpus,
 ];
 
 /// Rules whose verdict on a file depends on other files: the corpus rules above, plus
@@ -144,6 +148,7 @@ pub const CROSS_FILE_RULES: &[&str] = &[
     "unknown-reference",
     "asymmetric-edge",
     "regex-overlap",
+    "duplicate-text",
     "broken-link",
     "translation-outdated",
 ];
@@ -172,6 +177,15 @@ pub(crate) fn run_all(cx: &Ctx<'_>) -> Vec<Diagnostic> {
         rule(cx, &mut all);
     }
     all
+}
+
+/// The index of `doc` in `cx.kb.entries` (per-entry rules get the document, not its index).
+pub(crate) fn entry_index(cx: &Ctx<'_>, doc: &EntryDoc) -> Option<usize> {
+    // `doc` is an element of `cx.kb.entries`: its index follows from its address.
+    let base = cx.kb.entries.as_ptr() as usize;
+    let i = (doc as *const EntryDoc as usize).checked_sub(base)?
+        / std::mem::size_of::<EntryDoc>().max(1);
+    std::ptr::eq(cx.kb.entries.get(i)?, doc).then_some(i)
 }
 
 /// A diagnostic with the rule's default severity.

@@ -27,14 +27,10 @@ pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic
 
 /// What the context recorded about an entry's regex, looked up by its position.
 pub(super) fn regex_status<'c>(cx: &'c Ctx<'_>, doc: &EntryDoc) -> Option<&'c RegexStatus> {
-    // `doc` is an element of `cx.kb.entries`: its index follows from its address.
-    let base = cx.kb.entries.as_ptr() as usize;
-    let i = (doc as *const EntryDoc as usize).checked_sub(base)?
-        / std::mem::size_of::<EntryDoc>().max(1);
-    if !std::ptr::eq(cx.kb.entries.get(i)?, doc) {
-        return None;
-    }
-    cx.regexes.status.get(i)?.as_ref()
+    cx.regexes
+        .status
+        .get(super::entry_index(cx, doc)?)?
+        .as_ref()
 }
 
 #[cfg(test)]

@@ -3,10 +3,20 @@
 //! The table in `table.rs` is written by `cargo xtask gen-cuda-errors` from the header
 //! shipped in NVIDIA's `nvidia-cuda-runtime` pip wheel (never typed by hand);
 //! `cargo xtask gen-cuda-errors --check` fails when it is stale.
+//!
+//! What the runtime prints for each code (`cudaGetErrorString`) is not in the header: it
+//! is in `data/cuda-error-strings.tsv`, printed by the wheel's own libcudart
+//! (`cargo xtask nvcc --error-strings`), and read here by [`runtime_string`].
+
+use std::sync::OnceLock;
 
 mod table;
 
 pub use table::{CUDA_ERRORS, CUDA_HEADER_SOURCE};
+
+/// `code<TAB>cudaGetErrorName<TAB>cudaGetErrorString` of every code libcudart knows,
+/// `#` lines first (which libcudart printed them).
+pub const RUNTIME_STRINGS_TSV: &str = include_str!("../../data/cuda-error-strings.tsv");
 
 /// One enumerator of `cudaError_t`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +37,32 @@ pub fn by_name(name: &str) -> Option<&'static CudaError> {
 /// Looks an error up by number.
 pub fn by_code(code: i32) -> Option<&'static CudaError> {
     CUDA_ERRORS.iter().find(|e| e.code == code)
+}
+
+/// `(name, cudaGetErrorString text)` of every code but `cudaSuccess`, in code order.
+pub fn runtime_strings() -> &'static [(&'static str, &'static str)] {
+    static TABLE: OnceLock<Vec<(&'static str, &'static str)>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        RUNTIME_STRINGS_TSV
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut cols = l.splitn(3, '\t');
+                let code = cols.next()?;
+                let name = cols.next()?;
+                let text = cols.next()?;
+                (code != "0").then_some((name, text))
+            })
+            .collect()
+    })
+}
+
+/// What `cudaGetErrorString` returns for the enumerator `name`, as libcudart prints it.
+pub fn runtime_string(name: &str) -> Option<&'static str> {
+    runtime_strings()
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
 }
 
 #[cfg(test)]
@@ -75,6 +111,39 @@ mod tests {
                 "The device encountered a load or store instruction on an invalid memory address."
             )
         );
+    }
+
+    #[test]
+    fn runtime_strings_are_libcudarts() {
+        assert_eq!(
+            runtime_string("cudaErrorIllegalAddress"),
+            Some("an illegal memory access was encountered")
+        );
+        assert_eq!(
+            runtime_string("cudaErrorInvalidValue"),
+            Some("invalid argument")
+        );
+        // Two codes, one string: the runtime does not tell them apart in text.
+        assert_eq!(
+            runtime_string("cudaErrorInvalidSource"),
+            runtime_string("cudaErrorInvalidKernelImage")
+        );
+        assert_eq!(runtime_string("cudaSuccess"), None);
+        assert_eq!(runtime_string("cudaErrorDriverNotReady"), None);
+        // Every code but cudaSuccess has a string, and every string's code is in the table.
+        let named: HashSet<&str> = runtime_strings().iter().map(|(n, _)| *n).collect();
+        for e in CUDA_ERRORS
+            .iter()
+            .filter(|e| e.code != 0 && e.code < 10_000)
+        {
+            assert!(named.contains(e.name), "{} has no runtime string", e.name);
+        }
+        for (name, _) in runtime_strings() {
+            assert!(
+                by_name(name).is_some(),
+                "{name} is not in the header's table"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,205 @@
+//! `duplicate-text` (warning): a sentence of a root cause, dead end or workaround is repeated verbatim in another entry.
+//!
+//! Each entry is written for its error. A sentence copied from another entry ("Restart
+//! the process and check your kernels for out-of-bounds accesses in every place they
+//! index memory.") is template text: it fits both errors, and so tells the reader of
+//! neither what is specific to theirs. The rule compares the sentences of `root_cause`,
+//! `root_cause_zh`, each dead end's `action` and `why_fails`, and each workaround's
+//! `action`, `how` and `workarounds_zh` across all entries, ignoring case, spacing and
+//! closing punctuation. Short sentences (under 6 words, or 12 characters of Chinese)
+//! are not compared: "Restart the process." may well be right for many errors.
+//!
+//! The copy is reported (the entry that comes later in path order), naming the entry
+//! that has the sentence first. Say what is true of this error instead: which call
+//! returns it, in which situation, and what this error's reader should do.
+
+use std::collections::HashMap;
+
+use errata_model::{Anchor, Diagnostic, Entry};
+
+use super::diag;
+use crate::context::Ctx;
+use crate::text::is_han;
+
+const RULE: &str = "duplicate-text";
+/// Sentences shorter than this (English words) are not compared.
+const MIN_WORDS: usize = 6;
+/// Sentences with fewer Han characters than this (and too few words) are not compared.
+const MIN_HAN: usize = 12;
+
+pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
+    // Normalised sentence -> the entry (index) that has it first.
+    let mut first: HashMap<String, usize> = HashMap::new();
+    for (i, doc) in cx.kb.entries.iter().enumerate() {
+        let Some(e) = &doc.entry else { continue };
+        // One report per field and original entry: a field that copies several
+        // sentences of one entry is one finding.
+        let mut reported: Vec<(String, usize)> = Vec::new();
+        for (pointer, text) in prose_fields(e) {
+            for sentence in sentences(text) {
+                let owner = *first.entry(sentence).or_insert(i);
+                if owner == i || reported.iter().any(|(p, o)| *p == pointer && *o == owner) {
+                    continue;
+                }
+                let Some(original) = cx.kb.entries[owner].entry.as_ref() else {
+                    continue;
+                };
+                out.push(
+                    diag(
+                        RULE,
+                        &doc.path,
+                        Anchor::Value(pointer.clone()),
+                        format!("a sentence here is also in `{}`", original.id),
+                    )
+                    .with_help("write what is specific to this error (which call returns it, when, and what to do) instead of reusing another entry's text"),
+                );
+                reported.push((pointer.clone(), owner));
+            }
+        }
+    }
+}
+
+/// Every prose field the rule compares, with its JSON pointer.
+fn prose_fields(e: &Entry) -> Vec<(String, &str)> {
+    let mut out = vec![
+        ("/root_cause".to_string(), e.root_cause.as_str()),
+        ("/root_cause_zh".to_string(), e.root_cause_zh.as_str()),
+    ];
+    for (i, d) in e.dead_ends.iter().enumerate() {
+        out.push((format!("/dead_ends/{i}/action"), d.action.as_str()));
+        out.push((format!("/dead_ends/{i}/why_fails"), d.why_fails.as_str()));
+    }
+    for (i, w) in e.workarounds.iter().enumerate() {
+        out.push((format!("/workarounds/{i}/action"), w.action.as_str()));
+        out.push((format!("/workarounds/{i}/how"), w.how.as_str()));
+    }
+    for (i, zh) in e.workarounds_zh.iter().enumerate() {
+        out.push((format!("/workarounds_zh/{i}"), zh.as_str()));
+    }
+    out
+}
+
+/// The sentences of `text` long enough to compare, normalised: lower case, runs of
+/// white space as one space, closing punctuation dropped. A sentence ends at `.`, `!`
+/// or `?` followed by white space and a character that is not a lower-case letter
+/// ("e.g. cudaMalloc" goes on), at `。！？；`, and at a line break.
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (k, &c) in chars.iter().enumerate() {
+        current.push(c);
+        let ends = match c {
+            '。' | '！' | '？' | '；' | '\n' => true,
+            '.' | '!' | '?' => {
+                let mut rest = chars[k + 1..].iter();
+                match rest.next() {
+                    None => true,
+                    Some(w) if w.is_whitespace() => rest
+                        .find(|c| !c.is_whitespace())
+                        .is_none_or(|n| !n.is_lowercase()),
+                    Some(_) => false,
+                }
+            }
+            _ => false,
+        };
+        if ends {
+            push_sentence(&mut out, &current);
+            current.clear();
+        }
+    }
+    push_sentence(&mut out, &current);
+    out
+}
+
+fn push_sentence(out: &mut Vec<String>, raw: &str) {
+    let words: Vec<&str> = raw.split_whitespace().collect();
+    let han = raw.chars().filter(|&c| is_han(c)).count();
+    if words.len() < MIN_WORDS && han < MIN_HAN {
+        return;
+    }
+    let joined = words.join(" ").to_lowercase();
+    let trimmed = joined.trim_end_matches(['.', '!', '?', '。', '！', '？', '；', ':', '：']);
+    out.push(trimmed.to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use super::sentences;
+
+    fn two(a: serde_json::Value, b: serde_json::Value) -> Vec<errata_model::Diagnostic> {
+        only(
+            check_files(&[
+                ("signatures/cuda/a.json", serde_json::to_string(&a).unwrap()),
+                ("signatures/cuda/b.json", serde_json::to_string(&b).unwrap()),
+            ]),
+            "duplicate-text",
+        )
+    }
+
+    #[test]
+    fn sentences_split_where_a_reader_would() {
+        assert_eq!(
+            sentences(
+                "Run it with CUDA_LAUNCH_BLOCKING=1 set, e.g. in the shell. Then read the trace it prints on stderr!"
+            ),
+            vec![
+                "run it with cuda_launch_blocking=1 set, e.g. in the shell",
+                "then read the trace it prints on stderr"
+            ]
+        );
+        // Short sentences are not compared; Chinese splits at 。
+        assert_eq!(sentences("Restart it. Then retry."), Vec::<String>::new());
+        assert_eq!(
+            sentences("内核启动是异步的，所以错误通常由之后的调用报告。重启。").len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_copied_workaround_sentence_is_reported_in_the_copy() {
+        let mut a = valid_entry("cuda/a");
+        let mut b = valid_entry("cuda/b");
+        let shared = "Check every cudaMalloc return value before the pointer reaches a kernel.";
+        a["workarounds"][0]["how"] = format!("Bound-check the index first. {shared}").into();
+        b["root_cause"] =
+            "The device pointer was never allocated by the process that used it.".into();
+        b["workarounds"][0]["how"] = format!("{}  ", shared.to_uppercase()).into();
+        let found = two(a, b);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].file.ends_with("b.json"));
+        assert_eq!(found[0].pointer(), Some("/workarounds/0/how"));
+        assert!(
+            found[0].message.contains("`cuda/a`"),
+            "{}",
+            found[0].message
+        );
+        assert_eq!(found[0].severity, errata_model::Severity::Warning);
+    }
+
+    #[test]
+    fn different_text_and_short_sentences_pass() {
+        // valid_entry's texts are short or differ per slug only in the signature.
+        let mut a = valid_entry("cuda/a");
+        let mut b = valid_entry("cuda/b");
+        a["root_cause"] = "The kernel indexes past the end of its input when n is odd.".into();
+        b["root_cause"] =
+            "The kernel reads a pointer that another stream has already freed.".into();
+        a["dead_ends"][0]["why_fails"] = "It hides the race.".into();
+        b["dead_ends"][0]["why_fails"] = "It hides the race.".into();
+        assert_eq!(two(a, b).len(), 0);
+    }
+
+    #[test]
+    fn repeated_chinese_is_reported_too() {
+        let mut a = valid_entry("cuda/a");
+        let mut b = valid_entry("cuda/b");
+        let zh = "用计算消毒器运行一次，找到发生非法访问的那个内核和线程。";
+        a["workarounds_zh"][0] = zh.into();
+        b["workarounds_zh"][0] = format!("先看日志。{zh}").into();
+        let found = two(a, b);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].pointer(), Some("/workarounds_zh/0"));
+    }
+}
