@@ -193,6 +193,8 @@ impl<'a> Ctx<'a> {
                 "articles": self.catalog.articles.len(),
                 "domains": self.catalog.domains.len(),
                 "verified": self.runs.verified_count(),
+                "cuda_codes": errata_model::cuda_errors::covered(self.catalog.entries.values().map(|(e, _)| *e)).len(),
+                "cuda_codes_total": errata_model::cuda_errors::runtime_code_count(),
             }),
         );
         ctx.insert("recent", &self.list_values(&recent, &kinds, &lang_root));

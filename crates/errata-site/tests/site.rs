@@ -371,6 +371,23 @@ fn real_data_article_pages_translations_and_indexes() {
         texts(&home, ".stats strong")[0],
         kb.entries.len().to_string()
     );
+    // The cudaError_t coverage: every code named by an error_code, counted here from
+    // the entries themselves (aliases that are a bare enumerator add codes, never less).
+    let by_error_code: std::collections::BTreeSet<String> = kb
+        .entries
+        .iter()
+        .filter_map(|d| d.entry.as_ref()?.error_code.clone())
+        .filter(|c| c.starts_with("cudaError"))
+        .map(|c| c.split('(').next().unwrap().trim().to_string())
+        .collect();
+    let coverage = texts(&home, ".stats strong")[3].clone();
+    let (covered, total) = coverage.split_once('/').expect("N/137");
+    assert_eq!(total, "137");
+    assert!(
+        covered.parse::<usize>().unwrap() >= by_error_code.len(),
+        "{coverage}"
+    );
+    assert!(!by_error_code.is_empty());
     let status = page(&site, "translations.html");
     assert_eq!(
         status.select(&sel("tbody tr")).count(),

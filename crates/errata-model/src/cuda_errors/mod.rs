@@ -57,6 +57,37 @@ pub fn runtime_strings() -> &'static [(&'static str, &'static str)] {
     })
 }
 
+/// The `cudaError_t` codes the runtime can return: every code with a runtime string
+/// (all but `cudaSuccess`, and not the `cudaErrorApiFailureBase` marker).
+pub fn runtime_code_count() -> usize {
+    runtime_strings().len()
+}
+
+/// The enumerator an `error_code` value names (`cudaErrorX` or `cudaErrorX (N)`), if it
+/// is a `cudaError_t` the runtime returns.
+pub fn named_by(error_code: &str) -> Option<&'static str> {
+    let name = error_code.split('(').next().unwrap_or(error_code).trim();
+    runtime_strings()
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(n, _)| *n)
+}
+
+/// The runtime codes a knowledge base covers: those named by an entry's `error_code`,
+/// or by an alias that is exactly an enumerator (two codes with one runtime string, such
+/// as `cudaErrorInvalidKernelImage` and `cudaErrorInvalidSource`, share one entry).
+pub fn covered<'a>(
+    entries: impl IntoIterator<Item = &'a crate::Entry>,
+) -> std::collections::BTreeSet<&'static str> {
+    let mut out = std::collections::BTreeSet::new();
+    for e in entries {
+        out.extend(e.error_code.as_deref().and_then(named_by));
+        // Only an alias that is the name itself: "cudaErrorX: text" is a log line.
+        out.extend(e.aliases.iter().filter_map(|a| named_by(a)));
+    }
+    out
+}
+
 /// What `cudaGetErrorString` returns for the enumerator `name`, as libcudart prints it.
 pub fn runtime_string(name: &str) -> Option<&'static str> {
     runtime_strings()
@@ -144,6 +175,39 @@ mod tests {
                 "{name} is not in the header's table"
             );
         }
+    }
+
+    #[test]
+    fn coverage_counts_error_codes_and_enumerator_aliases() {
+        assert_eq!(runtime_code_count(), 137);
+        assert_eq!(named_by("cudaErrorAssert (710)"), Some("cudaErrorAssert"));
+        assert_eq!(named_by("cudaErrorApiFailureBase"), None);
+        assert_eq!(named_by("CUBLAS_STATUS_EXECUTION_FAILED (13)"), None);
+        let entry = |code: Option<&str>, aliases: &[&str]| crate::Entry {
+            error_code: code.map(String::from),
+            aliases: aliases.iter().map(|a| a.to_string()).collect(),
+            ..crate::Entry::default()
+        };
+        let kb = [
+            entry(
+                Some("cudaErrorInvalidKernelImage (200)"),
+                &["cudaErrorInvalidSource"],
+            ),
+            entry(
+                Some("cudaErrorAssert"),
+                &["cudaErrorLaunchFailure: unspecified launch failure"],
+            ),
+            entry(None, &[]),
+        ];
+        let got: Vec<&str> = covered(&kb).into_iter().collect();
+        assert_eq!(
+            got,
+            [
+                "cudaErrorAssert",
+                "cudaErrorInvalidKernelImage",
+                "cudaErrorInvalidSource"
+            ]
+        );
     }
 
     #[test]
