@@ -286,19 +286,27 @@ fn entry(rng: &mut Rng, i: usize, id: &str) -> Value {
             i
         ),
     };
+    // One entry per code claims it (`error_code`) and, as `error-string-mismatch` asks,
+    // recognises its enumerator: as a whole line, so that it matches no other entry's
+    // signature and the line prefilter stays as selective as before. The other entries
+    // name the code only in their signature text.
+    let (regex, code) = match CODES.get(i) {
+        Some(owned) => (format!("{regex}|^{owned}$"), Value::from(*owned)),
+        None => (regex, Value::Null),
+    };
     let n_dead = 1 + rng.below(4);
     let n_work = 1 + rng.below(4);
     let source = |k: usize| format!("https://docs.nvidia.com/cuda/gen/{i}/{k}");
     let dead_ends: Vec<Value> = (0..n_dead)
-        .map(|k| json!({"action": format!("Restart the {} after it {}", SUBJECTS[(s + k) % SUBJECTS.len()], FAILURES[f]), "why_fails": "The underlying fault is deterministic and returns on the next run.", "fail_rate": 0.5 + (k as f64) / 10.0, "condition": "", "sources": [source(k)]}))
+        .map(|k| json!({"action": format!("Restart the {} after it {} ({token})", SUBJECTS[(s + k) % SUBJECTS.len()], FAILURES[f]), "why_fails": format!("The underlying fault behind {token} is deterministic and returns on the next run."), "fail_rate": 0.5 + (k as f64) / 10.0, "condition": "", "sources": [source(k)]}))
         .collect();
     let workarounds: Vec<Value> = (0..n_work)
-        .map(|k| json!({"action": format!("Check the {} configuration", SUBJECTS[(s + k + 1) % SUBJECTS.len()]), "success_rate": 0.9 - (k as f64) / 10.0, "how": format!("Query the limits with `cudaDeviceGetAttribute` and compare them with the launch parameters (case {k})."), "condition": "", "sources": [source(10 + k)]}))
+        .map(|k| json!({"action": format!("Check the {} configuration for {token}", SUBJECTS[(s + k + 1) % SUBJECTS.len()]), "success_rate": 0.9 - (k as f64) / 10.0, "how": format!("Query the limits with `cudaDeviceGetAttribute` and compare them with the launch parameters of {token} (case {k})."), "condition": "", "sources": [source(10 + k)]}))
         .collect();
     let workarounds_zh: Vec<Value> = (0..n_work)
         .map(|k| {
             Value::from(format!(
-                "检查{}的配置，并与启动参数进行比较（情况 {k}）。",
+                "检查{}的配置，并与 {token} 的启动参数进行比较（情况 {k}）。",
                 ZH_SUBJECTS[(s + k + 1) % ZH_SUBJECTS.len()]
             ))
         })
@@ -313,9 +321,9 @@ fn entry(rng: &mut Rng, i: usize, id: &str) -> Value {
         "domain": domain,
         "category": "runtime_error",
         "subcategory": null,
-        "root_cause": format!("The {} {} because a prior asynchronous operation left it in an invalid state.", SUBJECTS[s], FAILURES[f]),
+        "root_cause": format!("The {} {} ({token}) because a prior asynchronous operation left it in an invalid state.", SUBJECTS[s], FAILURES[f]),
         "root_cause_type": "generic",
-        "root_cause_zh": format!("{}{}，因为之前的异步操作使其处于无效状态。", ZH_SUBJECTS[s], ZH_FAILURES[f]),
+        "root_cause_zh": format!("{}{}（{token}），因为之前的异步操作使其处于无效状态。", ZH_SUBJECTS[s], ZH_FAILURES[f]),
         "versions": versions,
         "os_specific": {},
         "dead_ends": dead_ends,
