@@ -9,11 +9,11 @@
 //! closing punctuation. Short sentences (under 6 words, or 12 characters of Chinese)
 //! are not compared: "Restart the process." may well be right for many errors.
 //!
-//! The copy is reported (the entry that comes later in path order), naming the entry
-//! that has the sentence first. Say what is true of this error instead: which call
+//! Every copy is reported, each naming another entry with the sentence: either file may
+//! be the one a pull request changed. Say what is true of this error instead: which call
 //! returns it, in which situation, and what this error's reader should do.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use errata_model::{Anchor, Diagnostic, Entry};
 
@@ -28,34 +28,49 @@ const MIN_WORDS: usize = 6;
 const MIN_HAN: usize = 12;
 
 pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
-    // Normalised sentence -> the entry (index) that has it first.
-    let mut first: HashMap<String, usize> = HashMap::new();
+    // Normalised sentence -> where it occurs: (entry index, field pointer), in order.
+    let mut places: HashMap<String, Vec<(usize, String)>> = HashMap::new();
     for (i, doc) in cx.kb.entries.iter().enumerate() {
         let Some(e) = &doc.entry else { continue };
-        // One report per field and original entry: a field that copies several
-        // sentences of one entry is one finding.
-        let mut reported: Vec<(String, usize)> = Vec::new();
         for (pointer, text) in prose_fields(e) {
             for sentence in sentences(text) {
-                let owner = *first.entry(sentence).or_insert(i);
-                if owner == i || reported.iter().any(|(p, o)| *p == pointer && *o == owner) {
-                    continue;
-                }
-                let Some(original) = cx.kb.entries[owner].entry.as_ref() else {
-                    continue;
-                };
-                out.push(
-                    diag(
-                        RULE,
-                        &doc.path,
-                        Anchor::Value(pointer.clone()),
-                        format!("a sentence here is also in `{}`", original.id),
-                    )
-                    .with_help("write what is specific to this error (which call returns it, when, and what to do) instead of reusing another entry's text"),
-                );
-                reported.push((pointer.clone(), owner));
+                places
+                    .entry(sentence)
+                    .or_default()
+                    .push((i, pointer.clone()));
             }
         }
+    }
+    // Each field that shares a sentence with another entry, naming the first other entry
+    // (several shared sentences of one field with one entry are one finding). Every
+    // copy is reported, not only the later one: either may be the file that changed.
+    let mut found: BTreeSet<(usize, String, usize)> = BTreeSet::new();
+    for list in places.values() {
+        for (i, pointer) in list {
+            if let Some((other, _)) = list.iter().find(|(j, _)| j != i) {
+                found.insert((*i, pointer.clone(), *other));
+            }
+        }
+    }
+    let mut reported: BTreeSet<(usize, &str)> = BTreeSet::new();
+    for (i, pointer, other) in &found {
+        if !reported.insert((*i, pointer.as_str())) {
+            continue;
+        }
+        let (Some(doc), Some(original)) =
+            (cx.kb.entries.get(*i), cx.kb.entries[*other].entry.as_ref())
+        else {
+            continue;
+        };
+        out.push(
+            diag(
+                RULE,
+                &doc.path,
+                Anchor::Value(pointer.clone()),
+                format!("a sentence here is also in `{}`", original.id),
+            )
+            .with_help("write what is specific to this error (which call returns it, when, and what to do) instead of reusing another entry's text"),
+        );
     }
 }
 
@@ -158,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn a_copied_workaround_sentence_is_reported_in_the_copy() {
+    fn a_copied_workaround_sentence_is_reported_in_both_entries() {
         let mut a = valid_entry("cuda/a");
         let mut b = valid_entry("cuda/b");
         let shared = "Check every cudaMalloc return value before the pointer reaches a kernel.";
@@ -166,16 +181,25 @@ mod tests {
         b["root_cause"] =
             "The device pointer was never allocated by the process that used it.".into();
         b["workarounds"][0]["how"] = format!("{}  ", shared.to_uppercase()).into();
-        let found = two(a, b);
-        assert_eq!(found.len(), 1, "{found:#?}");
-        assert!(found[0].file.ends_with("b.json"));
-        assert_eq!(found[0].pointer(), Some("/workarounds/0/how"));
+        let mut found = two(a, b);
+        found.sort_by(|x, y| x.file.cmp(&y.file));
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(found[0].file.ends_with("a.json"));
         assert!(
-            found[0].message.contains("`cuda/a`"),
+            found[0].message.contains("`cuda/b`"),
             "{}",
             found[0].message
         );
-        assert_eq!(found[0].severity, errata_model::Severity::Warning);
+        assert!(found[1].file.ends_with("b.json"));
+        assert!(
+            found[1].message.contains("`cuda/a`"),
+            "{}",
+            found[1].message
+        );
+        for d in &found {
+            assert_eq!(d.pointer(), Some("/workarounds/0/how"));
+            assert_eq!(d.severity, errata_model::Severity::Warning);
+        }
     }
 
     #[test]
@@ -199,7 +223,11 @@ mod tests {
         a["workarounds_zh"][0] = zh.into();
         b["workarounds_zh"][0] = format!("先看日志。{zh}").into();
         let found = two(a, b);
-        assert_eq!(found.len(), 1, "{found:#?}");
-        assert_eq!(found[0].pointer(), Some("/workarounds_zh/0"));
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(
+            found
+                .iter()
+                .all(|d| d.pointer() == Some("/workarounds_zh/0"))
+        );
     }
 }

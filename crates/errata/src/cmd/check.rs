@@ -30,6 +30,11 @@ pub struct Args {
     /// Print how long loading, checking and reporting took (on standard error).
     #[arg(long)]
     pub timings: bool,
+    /// Check only the files of the data directory that differ from REV (git), with
+    /// references still resolved against the whole knowledge base. REV defaults to the
+    /// merge base with the default branch, as a pull request's diff.
+    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = "", conflicts_with = "paths")]
+    pub changed: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -45,7 +50,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(t) => Date::parse(t).with_context(|| format!("--today {t}: expected YYYY-MM-DD"))?,
         None => Date::today(),
     };
-    let (root, selected) = common::resolve_paths(&args.paths, &config)?;
+    let (root, mut selected) = common::resolve_paths(&args.paths, &config)?;
+    // `--changed`: the files that differ, and the names of deleted ones (references to
+    // them in unchanged files are reported too: deleting an entry can break those).
+    let mut deleted_names = Vec::new();
+    if let Some(rev) = &args.changed {
+        let rev = (!rev.is_empty()).then_some(rev.as_str());
+        let changed = super::changed::changed(&root, rev)?;
+        eprintln!(
+            "checking {} changed file(s) under {} (against {})",
+            changed.files.len(),
+            root.display(),
+            &changed.base[..changed.base.len().min(12)]
+        );
+        deleted_names = super::changed::deleted_names(&root, &changed.deleted);
+        selected = Some(changed.files);
+    }
     let started = Instant::now();
     let kb = KnowledgeBase::load(&root)
         .with_context(|| format!("cannot load the knowledge base at {}", root.display()))?;
@@ -62,7 +82,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .filter(|d| kb.source(&d.file).is_none())
             .count();
     if let Some(selected) = &selected {
-        diagnostics.retain(|d| common::is_selected(d, selected));
+        diagnostics.retain(|d| {
+            common::is_selected(d, selected)
+                || deleted_names
+                    .iter()
+                    .any(|name| d.message.contains(name.as_str()))
+        });
         files = kb
             .sources()
             .iter()
@@ -72,7 +97,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     .any(|p| s.path == *p || s.path.starts_with(p))
             })
             .count()
-            .max(selected.len());
+            .max(selected.iter().filter(|p| p.exists()).count());
     }
     common::print(args.format, &diagnostics, &kb, files);
     if args.timings {

@@ -2,6 +2,7 @@
 
 pub mod build;
 pub mod bundle;
+pub mod changed;
 pub mod check;
 pub mod explain;
 pub mod fmt;
