@@ -401,6 +401,10 @@ impl SiteState {
                 }
                 both(&mut dirty, &Out::Home);
             }
+            if entry_codes(o) != entry_codes(n) {
+                // The home page counts the cudaError_t codes the entries cover.
+                both(&mut dirty, &Out::Home);
+            }
             if entry_feed(o) != entry_feed(n) {
                 both(&mut dirty, &Out::Feed);
             }
@@ -749,6 +753,11 @@ fn entry_listing(e: Option<&Entry>) -> Option<(&str, &str, &str, Vec<&str>)> {
             unique(&e.tags),
         )
     })
+}
+
+/// The `cudaError_t` codes an entry covers (its `error_code`, its enumerator aliases).
+fn entry_codes(e: Option<&Entry>) -> BTreeSet<&'static str> {
+    errata_model::cuda_errors::covered(e)
 }
 
 /// How the feeds show an entry: titles, date, and the root cause as summary.
