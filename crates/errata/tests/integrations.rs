@@ -603,3 +603,60 @@ fn actionlint_finds_nothing_in_the_workflows_and_the_action() {
         "no workflow uses ./ (action.yml would go unlinted)"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// CONTRIBUTING.md
+
+/// A newcomer follows CONTRIBUTING.md alone: every `cargo run -- <command>` it shows is a
+/// command of this `errata`, and every file of `data/` it points at exists.
+#[test]
+fn contributing_names_real_commands_and_files() {
+    let text = std::fs::read_to_string(repo().join("CONTRIBUTING.md")).unwrap();
+    let mut commands = std::collections::BTreeSet::new();
+    for rest in text.split("cargo run -- ").skip(1) {
+        let word: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        commands.insert(word);
+    }
+    assert!(commands.len() >= 6, "{commands:?}");
+    for command in &commands {
+        let run = errata(&repo(), &[command.as_str(), "--help"]);
+        assert_eq!(
+            run.code,
+            0,
+            "`errata {command}` from CONTRIBUTING.md: {}",
+            run.all()
+        );
+    }
+    let mut files = 0;
+    for rest in text.split("data/signatures/").skip(1) {
+        let path: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '/' | '.'))
+            .collect();
+        let path = path.trim_end_matches('.');
+        if !path.ends_with(".json") || path.contains("my-new-error") {
+            continue;
+        }
+        files += 1;
+        assert!(
+            repo().join("data/signatures").join(path).is_file(),
+            "CONTRIBUTING.md names data/signatures/{path}, which does not exist"
+        );
+    }
+    assert!(files >= 1, "CONTRIBUTING.md names no example entry");
+    // The worked example checks clean, as the guide promises of a finished entry.
+    let run = errata(
+        &repo(),
+        &[
+            "check",
+            "data/signatures/cuda/unsupported-limit.json",
+            "--format",
+            "json",
+        ],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["summary"]["errors"], 0, "{doc}");
+}
