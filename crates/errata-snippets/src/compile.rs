@@ -22,8 +22,9 @@ pub struct Compiled {
 }
 
 /// The CUDA source errata compiles for a program: harness applied, each part preceded by
-/// a `#line` directive so that compiler errors point into the Markdown file.
-pub fn cuda_source(p: &Program, snippets: &[Snippet]) -> Result<(String, bool), String> {
+/// a `#line` directive so that compiler errors point into the Markdown file. Also says
+/// how to build it: the harness's flags (none without a harness).
+pub fn cuda_source(p: &Program, snippets: &[Snippet]) -> Result<(String, Build), String> {
     let mut body = String::new();
     for &i in &p.parts {
         let s = &snippets[i];
@@ -34,12 +35,25 @@ pub fn cuda_source(p: &Program, snippets: &[Snippet]) -> Result<(String, bool), 
         }
     }
     match &p.annotations.harness {
-        None => Ok((body, false)),
+        None => Ok((body, Build::default())),
         Some(name) => {
             let h = harness::lookup(name, &snippets[p.parts[0]].lang)?;
-            Ok((h.wrap(&body), h.object_only))
+            let build = Build {
+                object_only: h.object_only,
+                device_launches: h.device_launches,
+            };
+            Ok((h.wrap(&body), build))
         }
     }
+}
+
+/// How a program is built, from its harness.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Build {
+    /// `-c` only: no `main`, never linked or run.
+    pub object_only: bool,
+    /// `-rdc=true` and `-lcudadevrt`: kernels may launch kernels.
+    pub device_launches: bool,
 }
 
 /// Compiles `p` in `work` (a directory of its own) and judges the result against its
@@ -50,7 +64,13 @@ pub fn compile(p: &Program, snippets: &[Snippet], tc: &Toolchain, work: &Path) -
         detail,
         binary: None,
     };
-    let (source, object_only) = match cuda_source(p, snippets) {
+    let (
+        source,
+        Build {
+            object_only,
+            device_launches,
+        },
+    ) = match cuda_source(p, snippets) {
         Ok(s) => s,
         Err(e) => return infra(e),
     };
@@ -63,7 +83,14 @@ pub fn compile(p: &Program, snippets: &[Snippet], tc: &Toolchain, work: &Path) -
     if object_only {
         cmd.arg("-c");
     }
+    if device_launches {
+        cmd.arg("-rdc=true");
+    }
     cmd.arg("-o").arg(&out_path).arg(&src).current_dir(work);
+    if device_launches {
+        // After the source: the linker resolves cudadevrt's symbols in order.
+        cmd.arg("-lcudadevrt");
+    }
     let out = match cmd.output() {
         Ok(o) => o,
         Err(e) => return infra(format!("cannot run nvcc: {e}")),

@@ -16,6 +16,9 @@ pub struct Harness {
     pub template: &'static str,
     /// Compiled with `-c` only (no `main`): never linked or run.
     pub object_only: bool,
+    /// Compiled with relocatable device code and linked with `cudadevrt`: device code
+    /// may launch kernels (CUDA Dynamic Parallelism).
+    pub device_launches: bool,
 }
 
 /// The language family a harness belongs to.
@@ -39,6 +42,7 @@ pub const HARNESSES: &[Harness] = &[
         prelude: CUDA_COMMON,
         template: include_str!("../harness/cuda-main.cu"),
         object_only: false,
+        device_launches: false,
     },
     Harness {
         name: "cuda-prelude",
@@ -46,6 +50,15 @@ pub const HARNESSES: &[Harness] = &[
         prelude: CUDA_COMMON,
         template: include_str!("../harness/cuda-prelude.cu"),
         object_only: false,
+        device_launches: false,
+    },
+    Harness {
+        name: "cuda-cdp",
+        lang: HarnessLang::Cuda,
+        prelude: CUDA_COMMON,
+        template: include_str!("../harness/cuda-cdp.cu"),
+        object_only: false,
+        device_launches: true,
     },
     Harness {
         name: "cuda-kernel",
@@ -53,6 +66,7 @@ pub const HARNESSES: &[Harness] = &[
         prelude: CUDA_COMMON,
         template: include_str!("../harness/cuda-kernel.cu"),
         object_only: true,
+        device_launches: false,
     },
     Harness {
         name: "python-torch",
@@ -60,6 +74,7 @@ pub const HARNESSES: &[Harness] = &[
         prelude: "",
         template: include_str!("../harness/python-torch.py"),
         object_only: false,
+        device_launches: false,
     },
 ];
 

@@ -623,6 +623,13 @@ mod compile_tier {
         );
         assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
         assert!(v.detail.contains("-c"));
+        // cuda-cdp: a kernel that launches a kernel links (relocatable device code and
+        // cudadevrt); cuda-prelude cannot build the same program.
+        let cdp = "__global__ void child() {}\n__global__ void parent() { child<<<1, 1>>>(); }\nint main() { parent<<<1, 1>>>(); CUDA_CHECK(cudaDeviceSynchronize()); return 0; }\n";
+        let v = one(&format!("```cuda harness=cuda-cdp\n{cdp}```\n"));
+        assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
+        let v = one(&format!("```cuda harness=cuda-prelude\n{cdp}```\n"));
+        assert_eq!(v.outcome, Outcome::CompileError, "{v:?}");
         // A kernel block and its `cont` launcher compile as one program.
         let dir = article(
             "```cuda harness=cuda-prelude\n__global__ void k(float *x) { x[0] = 1.0f; }\n```\n\ntext\n\n```cuda cont\nint main() { k<<<1, 1>>>(nullptr); CUDA_CHECK(cudaDeviceSynchronize()); return 0; }\n```\n",
