@@ -6,11 +6,15 @@
 mod bench;
 mod bench_match;
 mod bench_site;
+mod c_header;
 mod gen_corpus;
 mod gen_cuda_errors;
+mod gen_status_codes;
 mod gen_torch_api;
+mod generated;
 mod nvcc;
 mod snippets;
+mod wheel;
 
 use std::path::PathBuf;
 
@@ -43,6 +47,26 @@ const COMMANDS: &[Command] = &[
         name: "gen-cuda-errors",
         summary: "regenerate the cudaError_t table from CUDA's driver_types.h [--check]",
         run: gen_cuda_errors::run,
+    },
+    Command {
+        name: "gen-cublas-status",
+        summary: "regenerate the cublasStatus_t table from the nvidia-cublas wheel's cublas_api.h [--check]",
+        run: gen_status_codes::run_cublas,
+    },
+    Command {
+        name: "gen-cudnn-status",
+        summary: "regenerate the cudnnStatus_t table from the nvidia-cudnn wheel's cudnn_graph.h [--check]",
+        run: gen_status_codes::run_cudnn,
+    },
+    Command {
+        name: "gen-nccl-results",
+        summary: "regenerate the ncclResult_t table from the nvidia-nccl wheel's nccl.h [--check]",
+        run: gen_status_codes::run_nccl,
+    },
+    Command {
+        name: "gen-cu-results",
+        summary: "regenerate the driver API's CUresult table from the runtime wheel's cuda.h [--check]",
+        run: gen_status_codes::run_cu_result,
     },
     Command {
         name: "snippets",

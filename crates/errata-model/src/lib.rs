@@ -28,6 +28,7 @@ mod entry;
 mod frontmatter;
 pub mod slug;
 pub mod snippet;
+pub mod status_codes;
 
 pub use diagnostic::{Anchor, Diagnostic, Location, Severity};
 pub use entry::{DeadEnd, Entry, Snippet, TransitionGraph, VersionInfo, Workaround};

@@ -1,14 +1,18 @@
-//! `error-code-unknown` (error): `error_code` is not a real `cudaError_t` value.
+//! `error-code-unknown` (error): `error_code` is not a real CUDA status value.
 //!
-//! `error_code` is a `cudaError_t` enumerator name, optionally with its number:
-//! `cudaErrorIllegalAddress` or `cudaErrorIllegalAddress (700)`. Both the name and the
-//! number are checked against the table generated from CUDA's own `driver_types.h`
-//! (`cargo xtask gen-cuda-errors`), never against memory: for example, there is no
-//! `cudaErrorDriverNotReady`, and 804 is `cudaErrorCompatNotSupportedOnDevice`. When the
-//! name is unknown but the number is real, the help names the enumerator with that number.
+//! `error_code` is an enumerator name, optionally with its number: a `cudaError_t`
+//! (`cudaErrorIllegalAddress (700)`), a driver API `CUresult` (`CUDA_ERROR_ILLEGAL_ADDRESS
+//! (700)`), a `cublasStatus_t` (`CUBLAS_STATUS_EXECUTION_FAILED (13)`), a `cudnnStatus_t`
+//! (`CUDNN_STATUS_BAD_PARAM (2000)`) or an `ncclResult_t` (`ncclSystemError (2)`). Both
+//! the name and the number are checked against tables generated from NVIDIA's own
+//! headers (`cargo xtask gen-cuda-errors`, `gen-cu-results`, `gen-cublas-status`,
+//! `gen-cudnn-status`, `gen-nccl-results`), never against memory: for example, there is
+//! no `cudaErrorDriverNotReady`, 804 is `cudaErrorCompatNotSupportedOnDevice`, and cuDNN
+//! 9's `CUDNN_STATUS_BAD_PARAM` is 2000, not cuDNN 8's 3. When the name is unknown but
+//! the number is real, the help names the enumerator with that number.
 
 use super::EntryInput;
-use errata_model::{Anchor, Diagnostic, cuda_errors};
+use errata_model::{Anchor, Diagnostic, cuda_errors, status_codes};
 
 use super::diag;
 use crate::context::Ctx;
@@ -39,17 +43,47 @@ fn check_code(text: &str) -> Result<(), (String, String)> {
             let num = rest
                 .strip_suffix(')')
                 .map(str::trim)
-                .and_then(|n| n.parse::<i32>().ok());
+                .and_then(|n| n.parse::<i64>().ok());
             let Some(num) = num else {
                 return Err((
-                    format!("`{text}` is not `cudaErrorName` or `cudaErrorName (N)`"),
-                    "write e.g. `cudaErrorIllegalAddress (700)`".into(),
+                    format!("`{text}` is not `Name` or `Name (N)`"),
+                    "write e.g. `cudaErrorIllegalAddress (700)` or `CUBLAS_STATUS_EXECUTION_FAILED (13)`".into(),
                 ));
             };
             (name.trim(), Some(num))
         }
         None => (text, None),
     };
+    if name.starts_with("cudaError") || name == "cudaSuccess" {
+        return check_cuda_error(name, number);
+    }
+    match (status_codes::lookup(name), number) {
+        (Some((table, c)), Some(n)) if c.code != n => Err((
+            format!("`{name}` is {}, not {n} ({})", c.code, table.type_name),
+            match table.by_code(n).next() {
+                Some(other) => format!("{n} is `{}`; write `{name} ({})`", other.name, c.code),
+                None => format!("write `{name} ({})`", c.code),
+            },
+        )),
+        (Some(_), _) => Ok(()),
+        (None, number) => match status_codes::family(name) {
+            Some(table) => Err((
+                format!("`{name}` is not a {} value in {}", table.type_name, table.source),
+                match number.and_then(|n| table.by_code(n).next()) {
+                    Some(c) => format!("{} is `{}`", c.code, c.name),
+                    None => format!("use a {} name from that header", table.type_name),
+                },
+            )),
+            None => Err((
+                format!("`{name}` is not a cudaError_t, CUresult, cublasStatus_t, cudnnStatus_t or ncclResult_t value"),
+                "use an enumerator of one of those types, from NVIDIA's headers (`errata explain error-code-unknown`)".into(),
+            )),
+        },
+    }
+}
+
+fn check_cuda_error(name: &str, number: Option<i64>) -> Result<(), (String, String)> {
+    let number = number.map(|n| i32::try_from(n).unwrap_or(i32::MIN));
     match (cuda_errors::by_name(name), number) {
         (Some(e), Some(n)) if e.code != n => Err((
             format!("`{name}` is {}, not {n}", e.code),
@@ -92,6 +126,28 @@ mod tests {
             "{help}"
         );
         assert!(check_code("cudaErrorCudartUnloading (4)").is_ok());
+    }
+
+    #[test]
+    fn library_status_values_from_their_headers() {
+        assert!(check_code("CUBLAS_STATUS_EXECUTION_FAILED (13)").is_ok());
+        assert!(check_code("CUBLAS_STATUS_EXECUTION_FAILED").is_ok());
+        let (msg, help) = check_code("CUBLAS_STATUS_EXECUTION_FAILED (14)").unwrap_err();
+        assert!(msg.contains("is 13"), "{msg}");
+        assert!(help.contains("CUBLAS_STATUS_INTERNAL_ERROR"), "{help}");
+        // cuDNN 9 renumbered: BAD_PARAM is 2000 (cuDNN 8 said 3).
+        assert!(check_code("CUDNN_STATUS_BAD_PARAM (2000)").is_ok());
+        assert!(check_code("CUDNN_STATUS_BAD_PARAM (3)").is_err());
+        assert!(check_code("CUDNN_STATUS_ARCH_MISMATCH (3007)").is_ok());
+        assert!(check_code("ncclSystemError (2)").is_ok());
+        assert!(check_code("ncclRemoteError (6)").is_ok());
+        assert!(check_code("CUDA_ERROR_ILLEGAL_ADDRESS (700)").is_ok());
+        let (msg, help) = check_code("CUBLAS_STATUS_EXECUTON_FAILED (13)").unwrap_err();
+        assert!(msg.contains("cublasStatus_t"), "{msg}");
+        assert!(help.contains("CUBLAS_STATUS_EXECUTION_FAILED"), "{help}");
+        let (msg, _) = check_code("NCCL_SYSTEM_ERROR").unwrap_err();
+        assert!(msg.contains("ncclResult_t"), "{msg}");
+        assert!(check_code("CUBLAS_STATUS_EXECUTION_FAILED (x)").is_err());
     }
 
     #[test]

@@ -1,0 +1,306 @@
+//! `cargo xtask gen-cublas-status | gen-cudnn-status | gen-nccl-results | gen-cu-results
+//! [--check] [--header PATH]`: regenerate the status tables of cuBLAS
+//! (`cublasStatus_t`), cuDNN (`cudnnStatus_t`), NCCL (`ncclResult_t`) and the driver API
+//! (`CUresult`) in `crates/errata-model/src/status_codes/` from the vendors' own headers.
+//!
+//! Each header comes from NVIDIA's pip wheel of that library, pinned to one file and its
+//! sha256 (see [`crate::wheel`]); `--header PATH` reads a local header instead (offline
+//! use, tests). `--check` regenerates in memory and fails when the committed table
+//! differs: CI runs it, so a table cannot drift from its pinned header.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+
+use crate::c_header::{EnumName, Enumerator, parse_enum};
+use crate::generated::{first_difference, rust_string, rustfmt};
+use crate::wheel::{self, PinnedWheel};
+
+/// One generated table: which enum of which header, and where it is written.
+struct Table {
+    /// The xtask command that writes it.
+    command: &'static str,
+    /// The C type, e.g. `cublasStatus_t`.
+    type_name: &'static str,
+    /// How the header defines it.
+    which: EnumName<'static>,
+    /// The pinned wheel the header comes from.
+    wheel: PinnedWheel,
+    /// The header's path inside the wheel.
+    member: &'static str,
+    /// The generated module: `crates/errata-model/src/status_codes/<module>.rs`.
+    module: &'static str,
+}
+
+const CUBLAS: Table = Table {
+    command: "gen-cublas-status",
+    type_name: "cublasStatus_t",
+    which: EnumName::Typedef("cublasStatus_t"),
+    // The cuBLAS of CUDA 13.5 (`cuda-toolkit==13.5.0` requires nvidia-cublas 13.10.0.20).
+    wheel: PinnedWheel {
+        package: "nvidia-cublas",
+        version: "13.10.0.20",
+        platform: "manylinux_2_5_x86_64",
+        file: "nvidia_cublas-13.10.0.20-py3-none-manylinux1_x86_64.manylinux_2_5_x86_64.whl",
+        sha256: "dcc6d63884c53d07e267ce7e6feac17b2538cebaafec5db865736c3e28e4dc84",
+    },
+    member: "nvidia/cu13/include/cublas_api.h",
+    module: "cublas",
+};
+
+const CUDNN: Table = Table {
+    command: "gen-cudnn-status",
+    type_name: "cudnnStatus_t",
+    which: EnumName::Typedef("cudnnStatus_t"),
+    wheel: PinnedWheel {
+        package: "nvidia-cudnn-cu13",
+        version: "9.28.1.4",
+        platform: "manylinux_2_27_x86_64",
+        file: "nvidia_cudnn_cu13-9.28.1.4-py3-none-manylinux_2_27_x86_64.whl",
+        sha256: "a54f205b1db1f2895d99f398754db1369816f0569dd459731f925635cf7b65ec",
+    },
+    // cuDNN 9 defines its status codes in the graph API's header (cudnn.h includes it).
+    member: "nvidia/cudnn/include/cudnn_graph.h",
+    module: "cudnn",
+};
+
+const NCCL: Table = Table {
+    command: "gen-nccl-results",
+    type_name: "ncclResult_t",
+    which: EnumName::Typedef("ncclResult_t"),
+    wheel: PinnedWheel {
+        package: "nvidia-nccl-cu13",
+        version: "2.32.3",
+        platform: "manylinux_2_27_x86_64",
+        file: "nvidia_nccl_cu13-2.32.3-py3-none-manylinux_2_27_x86_64.whl",
+        sha256: "1459723080ac889d73a26edfa3e04383a7928ab31ac8f0ec43b3ea9548b04ff3",
+    },
+    member: "nvidia/nccl/include/nccl.h",
+    module: "nccl",
+};
+
+const CU_RESULT: Table = Table {
+    command: "gen-cu-results",
+    type_name: "CUresult",
+    which: EnumName::Tag("cudaError_enum"),
+    // The driver API's header ships in the runtime wheel, beside driver_types.h.
+    wheel: crate::gen_cuda_errors::RUNTIME_WHEEL,
+    member: "nvidia/cu13/include/cuda.h",
+    module: "cu_result",
+};
+
+/// `cargo xtask gen-cublas-status`.
+pub fn run_cublas(args: &[String]) -> Result<()> {
+    run(&CUBLAS, args)
+}
+
+/// `cargo xtask gen-cudnn-status`.
+pub fn run_cudnn(args: &[String]) -> Result<()> {
+    run(&CUDNN, args)
+}
+
+/// `cargo xtask gen-nccl-results`.
+pub fn run_nccl(args: &[String]) -> Result<()> {
+    run(&NCCL, args)
+}
+
+/// `cargo xtask gen-cu-results`.
+pub fn run_cu_result(args: &[String]) -> Result<()> {
+    run(&CU_RESULT, args)
+}
+
+fn usage(t: &Table) -> String {
+    format!(
+        "usage: cargo xtask {cmd} [--check] [--header PATH]\n\n\
+         Regenerates crates/errata-model/src/status_codes/{module}.rs ({ty}) from {member}\n\
+         in {pkg}=={ver}.\n\n  \
+         --check        regenerate in memory; fail if the committed table differs\n  \
+         --header PATH  read this header instead of the pinned wheel's",
+        cmd = t.command,
+        module = t.module,
+        ty = t.type_name,
+        member = t.member,
+        pkg = t.wheel.package,
+        ver = t.wheel.version,
+    )
+}
+
+struct Options {
+    check: bool,
+    header: Option<PathBuf>,
+}
+
+/// `Ok(None)`: help was asked for.
+fn parse_args(t: &Table, args: &[String]) -> Result<Option<Options>> {
+    let mut opts = Options {
+        check: false,
+        header: None,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--check" => opts.check = true,
+            "--header" => {
+                let path = it.next().context("--header needs a PATH")?;
+                opts.header = Some(PathBuf::from(path));
+            }
+            "-h" | "--help" => return Ok(None),
+            other => bail!("unknown argument `{other}`\n\n{}", usage(t)),
+        }
+    }
+    Ok(Some(opts))
+}
+
+fn run(t: &Table, args: &[String]) -> Result<()> {
+    let Some(opts) = parse_args(t, args)? else {
+        println!("{}", usage(t));
+        return Ok(());
+    };
+    let root = crate::repo_root();
+    let (text, label) = match &opts.header {
+        Some(path) => (
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read header {}", path.display()))?,
+            format!("local header {}", path.display()),
+        ),
+        None => (
+            wheel::header(&root, &t.wheel, t.member)?,
+            t.wheel.label(t.member),
+        ),
+    };
+    let codes = parse_enum(&text, t.which)
+        .with_context(|| format!("parsing {} in {label}", t.type_name))?;
+    let source = rustfmt(&render(t, &label, &codes)?)?;
+    let rel = format!("crates/errata-model/src/status_codes/{}.rs", t.module);
+    let path = root.join(&rel);
+    if opts.check {
+        let committed = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if let Some(difference) = first_difference(&committed, &source) {
+            bail!(
+                "{rel} is stale: it differs from what `cargo xtask {}` generates from \
+                 {label}\n{difference}\nrun `cargo xtask {}` and commit the result",
+                t.command,
+                t.command
+            );
+        }
+        println!("{rel} is up to date ({} values from {label})", codes.len());
+    } else {
+        std::fs::write(&path, &source)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("wrote {rel} ({} values from {label})", codes.len());
+    }
+    Ok(())
+}
+
+/// The Rust source of one table, before rustfmt.
+fn render(t: &Table, label: &str, codes: &[Enumerator]) -> Result<String> {
+    let mut s = String::new();
+    writeln!(
+        s,
+        "// @generated by `cargo xtask {}`. Do not edit.",
+        t.command
+    )?;
+    writeln!(s, "use super::{{StatusCode, StatusTable}};")?;
+    writeln!(s)?;
+    writeln!(s, "/// Every `{}` value, in header order.", t.type_name)?;
+    writeln!(s, "pub static TABLE: StatusTable = StatusTable {{")?;
+    writeln!(s, "    type_name: {},", rust_string(t.type_name))?;
+    writeln!(s, "    source: {},", rust_string(label))?;
+    writeln!(s, "    codes: &[")?;
+    for c in codes {
+        writeln!(
+            s,
+            "        StatusCode {{ name: {}, code: {}, description: {} }},",
+            rust_string(&c.name),
+            c.code,
+            rust_string(&c.description)
+        )?;
+    }
+    writeln!(s, "    ],")?;
+    writeln!(s, "}};")?;
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typedef_enums_aliases_and_attribute_macros() {
+        // The shapes of cublas_api.h, nccl.h and cuDNN 9's cudnn_graph.h.
+        let header = r#"
+typedef enum {
+  CUBLAS_STATUS_SUCCESS = 0,
+  CUBLAS_STATUS_NOT_INITIALIZED = 1,
+  CUBLAS_STATUS_LICENSE_ERROR = 16
+} cublasStatus_t;
+typedef enum {
+    CUDNN_STATUS_SUCCESS = 0, /**< Operation completed successfully. @since cuDNN 9.0.0 */
+    CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH = 3007, /**< GPU architecture mismatch. @since cuDNN 9.0.0 */
+    CUDNN_STATUS_INVALID_VALUE CUDNN_DEPRECATED_ENUM = 2001 /* please transition */, /**< @deprecated Use CUDNN_STATUS_BAD_PARAM. */
+    CUDNN_STATUS_ARCH_MISMATCH CUDNN_DEPRECATED_ENUM = CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH,
+} cudnnStatus_t;
+"#;
+        let cublas = parse_enum(header, EnumName::Typedef("cublasStatus_t")).unwrap_or_default();
+        let got: Vec<(&str, i64)> = cublas.iter().map(|e| (e.name.as_str(), e.code)).collect();
+        assert_eq!(
+            got,
+            [
+                ("CUBLAS_STATUS_SUCCESS", 0),
+                ("CUBLAS_STATUS_NOT_INITIALIZED", 1),
+                ("CUBLAS_STATUS_LICENSE_ERROR", 16)
+            ]
+        );
+        let cudnn = parse_enum(header, EnumName::Typedef("cudnnStatus_t")).unwrap_or_default();
+        let got: Vec<(&str, i64, &str)> = cudnn
+            .iter()
+            .map(|e| (e.name.as_str(), e.code, e.description.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "CUDNN_STATUS_SUCCESS",
+                    0,
+                    "Operation completed successfully."
+                ),
+                (
+                    "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH",
+                    3007,
+                    "GPU architecture mismatch."
+                ),
+                (
+                    "CUDNN_STATUS_INVALID_VALUE",
+                    2001,
+                    "Use CUDNN_STATUS_BAD_PARAM."
+                ),
+                ("CUDNN_STATUS_ARCH_MISMATCH", 3007, ""),
+            ]
+        );
+        // A value naming an enumerator that is not (yet) defined is refused.
+        let bad = "typedef enum { A = B, B = 1 } t;";
+        assert!(parse_enum(bad, EnumName::Typedef("t")).is_err());
+        assert!(parse_enum(header, EnumName::Typedef("ncclResult_t")).is_err());
+    }
+
+    #[test]
+    fn pinned_wheels_are_consistent() {
+        for t in [&CUBLAS, &CUDNN, &NCCL, &CU_RESULT] {
+            let w = t.wheel;
+            let stem = w.package.replace('-', "_");
+            assert!(
+                w.file.starts_with(&format!("{stem}-{}-", w.version)),
+                "{}",
+                w.file
+            );
+            assert!(w.file.contains(w.platform), "{}", w.file);
+            assert_eq!(w.sha256.len(), 64);
+            assert!(usage(t).contains(t.command));
+        }
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(parse_args(&CUBLAS, &args(&["--bogus"])).is_err());
+        assert!(matches!(parse_args(&CUBLAS, &args(&["-h"])), Ok(None)));
+    }
+}
