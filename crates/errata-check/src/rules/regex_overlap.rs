@@ -5,6 +5,12 @@
 //! distinguishing words) or merge the entries. Regexes are matched as a log scanner
 //! matches them (`errata match`, the consumer crate): one line at a time, with the same
 //! literal prefilter, so checking 10,000 entries against each other stays fast.
+//!
+//! Some overlaps are the truth: compute-sanitizer's `Program hit cudaErrorInvalidValue
+//! (error 1) …` line names a runtime error, so the entry for that error matches it too,
+//! and a reader is served by both (the more specific entry ranks first). Such an overlap
+//! is declared by linking the two entries in `transition_graph` (either direction, any
+//! edge): linked entries are not reported. An overlap between unrelated entries is.
 
 use errata_model::{Anchor, Diagnostic};
 use rayon::prelude::*;
@@ -23,9 +29,12 @@ pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
             owners.into_iter().filter_map(move |i| {
                 let target = target?;
                 let owner = entries[i].entry.as_ref()?;
-                (i != j && owner.id != target.id).then(|| {
+                // A declared relation explains the overlap (see the module docs).
+                let linked = |a: &errata_model::Entry, b: &str| a.edges().any(|(_, _, t)| t == b);
+                let declared = linked(owner, &target.id) || linked(target, &owner.id);
+                (i != j && owner.id != target.id && !declared).then(|| {
                     diag("regex-overlap", &entries[i].path, Anchor::Value("/regex".into()), format!("regex also matches the signature of `{}`", target.id))
-                        .with_help("make the regex more specific (anchor it, add the distinguishing words), or merge the entries")
+                        .with_help("make the regex more specific (anchor it, add the distinguishing words), merge the entries, or, when both rightly match, link them in transition_graph")
                 })
             })
         })
@@ -62,5 +71,22 @@ mod tests {
         assert_eq!(diags.len(), 1, "{diags:#?}");
         assert!(diags[0].file.ends_with("generic.json"));
         assert_eq!(diags[0].severity, errata_model::Severity::Warning);
+
+        // Linked in either entry's transition graph: the overlap is declared.
+        specific["transition_graph"]["preceded_by"] = serde_json::json!(["cuda/generic"]);
+        let diags = only(
+            check_files(&[
+                (
+                    "signatures/cuda/generic.json",
+                    serde_json::to_string(&generic).unwrap(),
+                ),
+                (
+                    "signatures/cuda/specific.json",
+                    serde_json::to_string(&specific).unwrap(),
+                ),
+            ]),
+            "regex-overlap",
+        );
+        assert!(diags.is_empty(), "{diags:#?}");
     }
 }
