@@ -261,3 +261,63 @@ fn the_readme_counts_are_true() {
         "README.md should say: {expected}"
     );
 }
+
+/// `tests/fixtures/logs/*.tsv`: whole logs of real jobs, one line each as
+/// `expected-id<TAB>line` (`-` for a line that is no error: noise, progress, the parts of
+/// a traceback that name no error). The lines are scanned in order as one log, as a user
+/// pastes it, by the real `errata match`.
+#[test]
+fn whole_training_logs_are_recognised_line_by_line() {
+    let dir = repo().join("tests/fixtures/logs");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tsv"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no log in {}", dir.display());
+    let entries = entries();
+    for file in files {
+        let mut expected: Vec<Option<String>> = Vec::new();
+        let mut lines = Vec::new();
+        for (n, row) in std::fs::read_to_string(&file).unwrap().lines().enumerate() {
+            let (id, line) = row
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("{}:{}: not `id<TAB>line`", file.display(), n + 1));
+            if id != "-" {
+                assert!(
+                    entries.contains_key(id),
+                    "{}:{}: no entry {id}",
+                    file.display(),
+                    n + 1
+                );
+            }
+            expected.push((id != "-").then(|| id.to_string()));
+            lines.push(line.to_string());
+        }
+        let errors = expected.iter().filter(|e| e.is_some()).count();
+        assert!(
+            errors >= 10 && lines.len() >= 2 * errors,
+            "{}: a realistic log has errors among much noise ({errors} of {})",
+            file.display(),
+            lines.len()
+        );
+        let got = first_match_per_line(&lines);
+        let wrong: Vec<String> = lines
+            .iter()
+            .zip(expected.iter().zip(&got))
+            .enumerate()
+            .filter(|(_, (_, (want, got)))| want != got)
+            .map(|(i, (line, (want, got)))| {
+                format!("line {}: {line:?}: expected {want:?}, got {got:?}", i + 1)
+            })
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "{}: {} lines misread:\n{}",
+            file.display(),
+            wrong.len(),
+            wrong.join("\n")
+        );
+    }
+}
