@@ -9,11 +9,16 @@ use crate::{Entry, Error, Found, Index, Manifest, ScanStats};
 /// The member holding every entry as one JSON array, sorted by id.
 pub const ENTRIES: &str = "entries.json";
 
+/// The member holding the SQLite database (tables and full-text search).
+pub const DATABASE: &str = "errata.sqlite";
+
 /// A verified bundle, ready to match logs.
 #[derive(Debug)]
 pub struct Bundle {
     manifest: Manifest,
     index: Index,
+    /// Members asked for by [`Bundle::from_reader_keeping`], verified like the rest.
+    kept: std::collections::BTreeMap<String, Vec<u8>>,
 }
 
 impl Bundle {
@@ -32,7 +37,20 @@ impl Bundle {
     /// hashed and compared with the manifest, and only the entries are kept in memory.
     /// The first problem found is the error (an unknown `format_version` first of all).
     pub fn from_reader(reader: impl Read) -> Result<Bundle, Error> {
-        let archive = Archive::read(reader, &|path| path == ENTRIES)?;
+        Bundle::from_reader_keeping(reader, &[])
+    }
+
+    /// Opens and verifies the bundle file at `path`, keeping the members named in
+    /// `keep` (e.g. [`DATABASE`]) in memory as well: see [`Bundle::member`].
+    pub fn open_keeping(path: impl AsRef<Path>, keep: &[&str]) -> Result<Bundle, Error> {
+        let file = std::fs::File::open(path.as_ref())?;
+        Bundle::from_reader_keeping(std::io::BufReader::new(file), keep)
+    }
+
+    /// [`Bundle::from_reader`], keeping the members named in `keep` in memory. A kept
+    /// member that the bundle lacks is an error.
+    pub fn from_reader_keeping(reader: impl Read, keep: &[&str]) -> Result<Bundle, Error> {
+        let archive = Archive::read(reader, &|path| path == ENTRIES || keep.contains(&path))?;
         let manifest = archive.manifest()?;
         if let Some(problem) = archive.problems(&manifest).into_iter().next() {
             return Err(problem);
@@ -49,10 +67,25 @@ impl Bundle {
                 manifest.counts.entries
             )));
         }
+        let mut kept = std::collections::BTreeMap::new();
+        for &name in keep {
+            let bytes = archive.data(name).ok_or_else(|| Error::Member {
+                member: name.into(),
+                problem: "missing".into(),
+            })?;
+            kept.insert(name.to_string(), bytes.to_vec());
+        }
         Ok(Bundle {
             manifest,
             index: Index::new(entries)?,
+            kept,
         })
+    }
+
+    /// A member kept by [`Bundle::open_keeping`] / [`Bundle::from_reader_keeping`]
+    /// (verified against the manifest like every member).
+    pub fn member(&self, path: &str) -> Option<&[u8]> {
+        self.kept.get(path).map(Vec::as_slice)
     }
 
     /// The manifest (version, counts, hashes).

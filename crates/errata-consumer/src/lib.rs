@@ -49,7 +49,7 @@ mod index;
 mod manifest;
 mod scan;
 
-pub use bundle::{Bundle, ENTRIES, parse_entries};
+pub use bundle::{Bundle, DATABASE, ENTRIES, parse_entries};
 pub use entry::{Advice, DeadEnd, Entry, Lang, Step, Workaround};
 pub use errata_matcher::Via;
 pub use error::Error;

@@ -47,6 +47,8 @@ enum Command {
     Links(cmd::links::Args),
     /// Preview the site locally, rebuilding on change.
     Serve(cmd::serve::Args),
+    /// Answer assistants over the Model Context Protocol (stdio): match_error, get_entry, search.
+    Mcp(cmd::mcp::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Match(args) => cmd::matching::run(args),
         Command::Links(args) => cmd::links::run(args),
         Command::Serve(args) => cmd::serve::run(args),
+        Command::Mcp(args) => cmd::mcp::run(args),
     };
     match result {
         Ok(code) => code,

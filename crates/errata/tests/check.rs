@@ -146,10 +146,10 @@ fn newest_date_in_data() -> String {
             let text = std::fs::read_to_string(&path).unwrap_or_default();
             for line in text.lines() {
                 let line = line.trim();
-                if line.starts_with("\"last_updated\"") || line.starts_with("date:") {
-                    if let Some(d) = date(line) {
-                        newest = newest.max(d);
-                    }
+                if (line.starts_with("\"last_updated\"") || line.starts_with("date:"))
+                    && let Some(d) = date(line)
+                {
+                    newest = newest.max(d);
                 }
             }
         }

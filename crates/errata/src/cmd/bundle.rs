@@ -80,29 +80,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
-    let config = Config::discover(Path::new(".")).map_err(anyhow::Error::msg)?;
-    let data = args.data.unwrap_or(config.data_dir.clone());
-    let kb = KnowledgeBase::load(&data)?;
-    let unknown = errata_check::unknown_rule_ids(config.rules.keys());
-    if !unknown.is_empty() {
-        anyhow::bail!(
-            "errata.toml: unknown rule id(s) in [rules]: {}",
-            unknown.join(", ")
-        );
-    }
-    let options = errata_check::CheckOptions {
-        overrides: config.rules.clone(),
-        ..Default::default()
-    };
-    let diagnostics = errata_check::check(&kb, &options);
-    if errata_check::has_errors(&diagnostics) {
-        let errors = errata_report::counts(&diagnostics).errors;
-        eprintln!(
-            "error: {errors} error(s) in {}; run `errata check` — a bundle is never written from data with errors",
-            data.display()
-        );
+    let Some(kb) = load_checked(args.data)? else {
         return Ok(ExitCode::from(1));
-    }
+    };
     let version = args
         .version
         .map(|v| v.parse::<Version>().map_err(anyhow::Error::msg))
@@ -130,6 +110,50 @@ fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
         print!("{}", diff.render());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The knowledge base in `data` (default: the configured data directory), checked with
+/// the configured rules; `None` (after saying why on standard error) when it has errors:
+/// a bundle is never written from data with errors.
+fn load_checked(data: Option<PathBuf>) -> anyhow::Result<Option<KnowledgeBase>> {
+    let config = Config::discover(Path::new(".")).map_err(anyhow::Error::msg)?;
+    let data = data.unwrap_or(config.data_dir.clone());
+    let kb = KnowledgeBase::load(&data)?;
+    let unknown = errata_check::unknown_rule_ids(config.rules.keys());
+    if !unknown.is_empty() {
+        anyhow::bail!(
+            "errata.toml: unknown rule id(s) in [rules]: {}",
+            unknown.join(", ")
+        );
+    }
+    let options = errata_check::CheckOptions {
+        overrides: config.rules.clone(),
+        ..Default::default()
+    };
+    let diagnostics = errata_check::check(&kb, &options);
+    if errata_check::has_errors(&diagnostics) {
+        let errors = errata_report::counts(&diagnostics).errors;
+        eprintln!(
+            "error: {errors} error(s) in {}; run `errata check` — a bundle is never written from data with errors",
+            data.display()
+        );
+        return Ok(None);
+    }
+    Ok(Some(kb))
+}
+
+/// Checks the data directory and writes its bundle into `out`, returning the bundle's
+/// path; `None` when the data has errors (said on standard error). For commands that
+/// answer from a bundle of the data directory (`errata mcp`).
+pub fn write_checked(data: Option<PathBuf>, out: &Path) -> anyhow::Result<Option<PathBuf>> {
+    let Some(kb) = load_checked(data)? else {
+        return Ok(None);
+    };
+    let opts = BundleOptions {
+        out_dir: out.to_path_buf(),
+        ..BundleOptions::default()
+    };
+    Ok(Some(errata_bundle::write_bundle(&kb, &opts)?))
 }
 
 fn verify(file: &Path, sums: Option<&Path>) -> anyhow::Result<ExitCode> {

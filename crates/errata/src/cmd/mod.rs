@@ -8,6 +8,7 @@ pub mod explain;
 pub mod fmt;
 pub mod links;
 pub mod matching;
+pub mod mcp;
 pub mod new;
 pub mod serve;
 

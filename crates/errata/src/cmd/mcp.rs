@@ -1,0 +1,277 @@
+//! `errata mcp`: the knowledge base as a Model Context Protocol server on stdio, for
+//! assistants. A thin layer over `errata-consumer` (matching, entries) and
+//! `errata-search` (full-text search over the bundle's SQLite database).
+//!
+//! Tools: `match_error(text, lang?)` (the known errors in a message or log, with what not
+//! to try and what to try), `get_entry(id, lang?)` (one entry, whole), `search(query,
+//! lang?, limit?)` (entries and articles). Resources: every entry, as
+//! `errata://entry/<id>` (JSON). Bad arguments are JSON-RPC errors (invalid params),
+//! never a crash.
+//!
+//! The answers come from a verified bundle: `--bundle PATH`, or one written from the
+//! data directory into a temporary directory at start-up (refused when the data has
+//! errors, like `errata bundle`). Standard output carries the protocol only; messages go
+//! to standard error.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use errata_consumer::{Bundle, DATABASE, Lang};
+use errata_search::SearchIndex;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{
+    ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler,
+    tool_router,
+};
+
+/// Arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A bundle to answer from (verified first); default: the data directory.
+    #[arg(long, value_name = "PATH")]
+    pub bundle: Option<PathBuf>,
+    /// The data directory when there is no `--bundle` (default: `data_dir` from
+    /// `errata.toml`, else `data`).
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+}
+
+/// The most hits `search` returns, whatever `limit` asks.
+const MAX_LIMIT: u32 = 50;
+/// The most text `match_error` scans (a pasted log, not a file system).
+const MAX_TEXT_BYTES: usize = 16 << 20;
+/// The URI prefix of entry resources.
+const ENTRY_URI: &str = "errata://entry/";
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (bundle, _scratch) = match args.bundle {
+        Some(path) => (
+            Bundle::open_keeping(&path, &[DATABASE])
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+            None,
+        ),
+        None => {
+            let scratch = tempfile::tempdir().context("cannot create a temporary directory")?;
+            let Some(path) = super::bundle::write_checked(args.data, scratch.path())? else {
+                return Ok(ExitCode::from(1));
+            };
+            let bundle = Bundle::open_keeping(&path, &[DATABASE])
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            (bundle, Some(scratch))
+        }
+    };
+    let database = bundle
+        .member(DATABASE)
+        .context("the bundle has no database")?;
+    let search = SearchIndex::from_bytes(database).map_err(|e| anyhow::anyhow!("{e}"))?;
+    eprintln!(
+        "errata mcp: {} entries (bundle {}), on stdio",
+        bundle.entries().len(),
+        bundle.manifest().version
+    );
+    let server = Server::new(Arc::new(bundle), Arc::new(search));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let service = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP server stopped: {e}"))?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `match_error`'s arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct MatchArgs {
+    /// The error message or log text, one or many lines.
+    pub text: String,
+    /// Language of the advice: `en` (default) or `zh`.
+    pub lang: Option<String>,
+}
+
+/// `get_entry`'s arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct EntryArgs {
+    /// The entry id, `<domain>/<slug>` (e.g. `cuda/illegal-memory-access`).
+    pub id: String,
+}
+
+/// `search`'s arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct SearchArgs {
+    /// Words to look for in entries and articles.
+    pub query: String,
+    /// `en` (default) or `zh`: which text is searched.
+    pub lang: Option<String>,
+    /// How many results (default 10, at most 50).
+    pub limit: Option<u32>,
+}
+
+#[derive(Clone)]
+struct Server {
+    bundle: Arc<Bundle>,
+    search: Arc<SearchIndex>,
+}
+
+fn lang_of(code: Option<&str>) -> Result<Lang, McpError> {
+    match code {
+        None | Some("en") => Ok(Lang::En),
+        Some("zh") => Ok(Lang::Zh),
+        Some(other) => Err(McpError::invalid_params(
+            format!("lang must be `en` or `zh`, not `{other}`"),
+            None,
+        )),
+    }
+}
+
+fn json_result(value: &serde_json::Value) -> Result<CallToolResult, McpError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+}
+
+#[tool_router]
+impl Server {
+    fn new(bundle: Arc<Bundle>, search: Arc<SearchIndex>) -> Server {
+        Server { bundle, search }
+    }
+
+    #[tool(
+        description = "Recognise known GPU/CUDA errors in an error message or log (PyTorch, CUDA runtime, cuBLAS, cuDNN, NCCL, driver, compute-sanitizer, Xid). Returns, per matching line, the entry id, its root cause, what people try that does not help (dead ends, with fail rates) and what helps (workarounds, with success rates), most specific match first. An empty list means no known error."
+    )]
+    async fn match_error(
+        &self,
+        Parameters(args): Parameters<MatchArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let lang = lang_of(args.lang.as_deref())?;
+        if args.text.len() > MAX_TEXT_BYTES {
+            return Err(McpError::invalid_params(
+                format!(
+                    "text is {} bytes; at most {MAX_TEXT_BYTES}",
+                    args.text.len()
+                ),
+                None,
+            ));
+        }
+        let found: Vec<serde_json::Value> = self
+            .bundle
+            .match_text(&args.text)
+            .iter()
+            .map(|f| f.to_json(lang))
+            .collect();
+        json_result(&serde_json::Value::Array(found))
+    }
+
+    #[tool(
+        description = "The whole knowledge-base entry with this id (`<domain>/<slug>`, as returned by match_error or search): signature, regex, root cause, dead ends, workarounds, English and Chinese text, sources, transition graph, versions."
+    )]
+    async fn get_entry(
+        &self,
+        Parameters(args): Parameters<EntryArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        match self.bundle.entry(args.id.trim()) {
+            Some(entry) => json_result(&entry.raw()),
+            None => Err(McpError::invalid_params(
+                format!("no entry has the id `{}`", args.id),
+                None,
+            )),
+        }
+    }
+
+    #[tool(
+        description = "Full-text search over the knowledge base's entries and articles (English, or Chinese with lang=zh). Returns ids and titles, best first; fetch an entry with get_entry."
+    )]
+    async fn search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let lang = match lang_of(args.lang.as_deref())? {
+            Lang::En => errata_search::Lang::En,
+            Lang::Zh => errata_search::Lang::Zh,
+        };
+        let limit = args.limit.unwrap_or(10);
+        if limit == 0 || limit > MAX_LIMIT {
+            return Err(McpError::invalid_params(
+                format!("limit must be 1 to {MAX_LIMIT}, not {limit}"),
+                None,
+            ));
+        }
+        let hits = self
+            .search
+            .search(&args.query, lang, limit as usize)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let value = serde_json::to_value(&hits)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        json_result(&value)
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("errata", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "A knowledge base of GPU/CUDA errors. Give match_error the error message or log \
+             the user pasted; it says what causes it, what does not help and what does.",
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resources: Vec<Resource> = self
+            .bundle
+            .entries()
+            .iter()
+            .map(|e| {
+                Resource::new(format!("{ENTRY_URI}{}", e.id), e.id.clone())
+                    .with_description(e.signature.clone())
+                    .with_mime_type("application/json")
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let entry = request
+            .uri
+            .strip_prefix(ENTRY_URI)
+            .and_then(|id| self.bundle.entry(id))
+            .ok_or_else(|| {
+                McpError::resource_not_found(format!("no resource `{}`", request.uri), None)
+            })?;
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(entry.raw_json(), request.uri.clone())
+                .with_mime_type("application/json"),
+        ])
+        .into())
+    }
+}

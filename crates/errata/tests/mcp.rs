@@ -1,0 +1,160 @@
+//! `errata mcp` driven by the official MCP Python SDK (PyPI `mcp`, installed by `.ci/run`
+//! from `.ci/requirements-tools.txt`) over stdio, as an assistant drives it: the
+//! handshake, the three tools on real data, bad input, the entry resources.
+//! `tests/mcp/client.py` makes the calls and prints what came back.
+//!
+//! Without Python's `mcp` the test FAILS (CI must not pass by accident);
+//! `ERRATA_SKIP_TOOLS=1` skips it on a machine without it.
+
+use std::process::Command;
+
+mod common;
+use common::repo;
+
+fn client(args: &[&str]) -> Option<serde_json::Value> {
+    let has_sdk = Command::new("python3")
+        .args(["-c", "import mcp.client.stdio"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_sdk {
+        if std::env::var("ERRATA_SKIP_TOOLS").is_ok_and(|v| v == "1") {
+            eprintln!("ERRATA_SKIP_TOOLS=1: no Python `mcp` package, MCP test skipped");
+            return None;
+        }
+        panic!(
+            "the MCP test needs Python's `mcp` package (python3 -m pip install --user -r \
+             .ci/requirements-tools.txt); set ERRATA_SKIP_TOOLS=1 to skip it"
+        );
+    }
+    let script = repo().join("crates/errata/tests/mcp/client.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_errata"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the MCP client failed:\n{stderr}");
+    Some(serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}")))
+}
+
+/// The JSON a tool returned as text.
+fn tool_json(result: &serde_json::Value) -> serde_json::Value {
+    assert_eq!(result["is_error"], false, "{result}");
+    serde_json::from_str(result["text"].as_str().unwrap()).unwrap()
+}
+
+fn assert_answers(d: &serde_json::Value) {
+    assert_eq!(d["server"], "errata");
+    assert_eq!(
+        d["tools"],
+        serde_json::json!(["get_entry", "match_error", "search"])
+    );
+    // Typed arguments: the SDK sees the schema of each tool.
+    assert_eq!(
+        d["schemas"]["match_error"]["required"],
+        serde_json::json!(["text"])
+    );
+    assert_eq!(
+        d["schemas"]["get_entry"]["required"],
+        serde_json::json!(["id"])
+    );
+
+    let found = tool_json(&d["match"]);
+    assert_eq!(found[0]["id"], "cuda/misaligned-address", "{found}");
+    assert_eq!(found[0]["line"], 2);
+    assert!(found[0]["workarounds"].as_array().unwrap().len() >= 2);
+    let zh = tool_json(&d["match_zh"]);
+    assert_eq!(zh[0]["id"], "cuda/illegal-memory-access");
+    assert!(
+        zh[0]["root_cause"].as_str().unwrap().contains("内存"),
+        "{zh}"
+    );
+    assert_eq!(tool_json(&d["match_none"]), serde_json::json!([]));
+
+    let entry = tool_json(&d["entry"]);
+    assert_eq!(entry["id"], "cuda/misaligned-address");
+    assert_eq!(entry["error_code"], "cudaErrorMisalignedAddress (716)");
+
+    let hits = tool_json(&d["search"]);
+    assert_eq!(hits[0]["id"], "cuda/misaligned-address", "{hits}");
+    assert!(hits.as_array().unwrap().len() <= 5);
+    let zh_hits = tool_json(&d["search_zh"]);
+    assert!(
+        zh_hits
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["id"] == "cuda/illegal-memory-access"),
+        "{zh_hits}"
+    );
+    // FTS syntax in a query is text, not an error.
+    tool_json(&d["search_syntax"]);
+
+    // Bad input is a JSON-RPC error naming the problem (or, for arguments the SDK's
+    // schema layer rejects, an error result), and the server lives on.
+    for (key, says) in [
+        ("bad_entry", "cuda/no-such-entry"),
+        ("bad_lang", "fr"),
+        ("bad_limit", "limit"),
+        ("bad_tool", "tool"),
+    ] {
+        let e = &d[key]["rpc_error"];
+        assert_eq!(e["code"], -32602, "{key}: {}", d[key]);
+        assert!(e["message"].as_str().unwrap().contains(says), "{key}: {e}");
+    }
+    let bad_args = &d["bad_args"];
+    assert!(
+        bad_args["is_error"] == true || bad_args["rpc_error"]["code"] == -32602,
+        "{bad_args}"
+    );
+    assert_eq!(d["bad_resource"]["code"], -32002, "{}", d["bad_resource"]);
+    assert_eq!(tool_json(&d["after"])["id"], "cuda/out-of-memory");
+
+    // Every entry is a resource, readable as its JSON.
+    let entries = std::fs::read_dir(repo().join("data/signatures"))
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .count();
+    assert_eq!(d["resources"], entries);
+    let uri = d["resource_uri"].as_str().unwrap();
+    let entry: serde_json::Value =
+        serde_json::from_str(d["resource_text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        format!("errata://entry/{}", entry["id"].as_str().unwrap()),
+        uri
+    );
+}
+
+#[test]
+fn mcp_server_from_data_answers_the_python_sdk() {
+    if let Some(d) = client(&[]) {
+        assert_answers(&d);
+    }
+}
+
+#[test]
+fn mcp_server_from_a_bundle_answers_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::errata(&repo(), &["bundle", "--out", common::s(dir.path())]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let bundle = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .expect("a bundle");
+    if let Some(d) = client(&["--bundle", common::s(&bundle)]) {
+        assert_answers(&d);
+    }
+}
+
+#[test]
+fn mcp_refuses_a_corrupt_bundle_before_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("errata-1.0.0.tar.gz");
+    std::fs::write(&bad, b"not a bundle").unwrap();
+    let out = common::errata(&repo(), &["mcp", "--bundle", common::s(&bad)]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(out.stderr.contains("errata-1.0.0.tar.gz"), "{}", out.all());
+}
