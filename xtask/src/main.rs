@@ -13,6 +13,7 @@ mod gen_status_codes;
 mod gen_torch_api;
 mod generated;
 mod nvcc;
+mod py_wheel;
 mod snippets;
 mod wheel;
 
@@ -67,6 +68,11 @@ const COMMANDS: &[Command] = &[
         name: "gen-cu-results",
         summary: "regenerate the driver API's CUresult table from the runtime wheel's cuda.h [--check]",
         run: gen_status_codes::run_cu_result,
+    },
+    Command {
+        name: "py-wheel",
+        summary: "build the Python package errata (crates/errata-py) with the bundle of data/ inside [--out DIR]",
+        run: py_wheel::run,
     },
     Command {
         name: "snippets",

@@ -74,6 +74,8 @@ pub struct DeadEnd {
     pub fail_rate: f64,
     /// When this applies.
     pub condition: String,
+    /// Where the claim comes from.
+    pub sources: Vec<String>,
 }
 
 /// Something that fixes the error.
@@ -88,6 +90,8 @@ pub struct Workaround {
     pub how: String,
     /// When this applies.
     pub condition: String,
+    /// Where the claim comes from.
+    pub sources: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -169,6 +173,7 @@ impl Entry {
                     action: pick(lang, &w.action, zh),
                     detail: &w.how,
                     rate: w.success_rate,
+                    sources: &w.sources,
                 }
             })
             .collect();
@@ -180,6 +185,7 @@ impl Entry {
                 action: &d.action,
                 detail: &d.why_fails,
                 rate: d.fail_rate,
+                sources: &d.sources,
             })
             .collect();
         dead_ends.sort_by(|a, b| b.rate.total_cmp(&a.rate));
@@ -211,6 +217,8 @@ pub struct Step<'a> {
     pub detail: &'a str,
     /// Success rate (workaround) or fail rate (dead end), 0 to 1.
     pub rate: f64,
+    /// Where the claim comes from.
+    pub sources: &'a [String],
 }
 
 /// The Chinese text when asked for and present, else the English.

@@ -1,0 +1,165 @@
+"""Recognise GPU/CUDA errors in text and logs, and say what not to try and what works.
+
+The knowledge base (the errata data bundle built from the project's ``data/``) ships
+inside this package, so everything works offline::
+
+    import errata
+    for m in errata.match("RuntimeError: CUDA error: misaligned address"):
+        print(m.id, m.root_cause, [w.action for w in m.workarounds])
+
+``errata.Bundle.open(path)`` loads another (newer) bundle, verified the same way.
+``errata.install()`` prints the advice under a CUDA error's traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib import resources
+from typing import IO, List, Optional, Union
+
+from ._errata import Bundle, BundleError, DeadEnd, Entry, Hit, Match, Workaround
+
+__all__ = [
+    "Bundle",
+    "BundleError",
+    "DeadEnd",
+    "Entry",
+    "Hit",
+    "Match",
+    "Workaround",
+    "default_bundle",
+    "match",
+    "scan",
+    "entry",
+    "search",
+    "install",
+    "uninstall",
+    "advise",
+    "format_advice",
+]
+
+_DEFAULT: Optional[Bundle] = None
+
+
+def default_bundle() -> Bundle:
+    """The bundle shipped in this package (read and verified once, then kept)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        data = resources.files(__name__).joinpath("data")
+        bundles = sorted(p.name for p in data.iterdir() if p.name.endswith(".tar.gz"))
+        if len(bundles) != 1:
+            raise BundleError(f"expected one bundle in the package's data/, found {bundles}")
+        _DEFAULT = Bundle.from_bytes(data.joinpath(bundles[0]).read_bytes())
+    return _DEFAULT
+
+
+def match(text: str, lang: str = "en") -> List[Match]:
+    """The known errors in ``text``, by line, most specific first within a line."""
+    return default_bundle().match(text, lang)
+
+
+def scan(source: Union[str, "os.PathLike[str]", IO[bytes]], lang: str = "en") -> List[Match]:
+    """The known errors in a log of any size (a path or a binary file), streamed."""
+    return default_bundle().scan(source, lang)
+
+
+def entry(id: str) -> Optional[Entry]:
+    """The entry with this id (``cuda/illegal-memory-access``), or None."""
+    return default_bundle().entry(id)
+
+
+def search(query: str, lang: str = "en", limit: int = 10) -> List[Hit]:
+    """Entries and articles containing every word of ``query``, best first."""
+    return default_bundle().search(query, lang, limit)
+
+
+def format_advice(found: List[Match], lang: str = "en") -> str:
+    """The advice for matches as text, each entry once: what it is, why, what not to
+    try, what to try."""
+    zh = lang == "zh"
+    lines: List[str] = []
+    seen = set()
+    for m in found:
+        if m.id in seen:
+            continue
+        seen.add(m.id)
+        lines.append(f"errata: {m.id}: {m.signature}")
+        lines.append(("  原因：" if zh else "  cause: ") + m.root_cause)
+        for d in m.dead_ends:
+            lines.append(("  无效：" if zh else "  does not help: ") + f"{d.action} ({d.fail_rate:.0%})")
+        for w in m.workarounds:
+            lines.append(("  可行：" if zh else "  try: ") + f"{w.action} ({w.success_rate:.0%})")
+    return "\n".join(lines)
+
+
+def _exception_text(exc: BaseException) -> str:
+    parts = [f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"]
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and len(parts) < 8:
+        parts.append(f"{type(cause).__qualname__}: {cause}")
+        cause = cause.__cause__ or cause.__context__
+    return "\n".join(parts)
+
+
+def _advice_for(exc: BaseException, lang: str, bundle: Optional[Bundle]) -> str:
+    try:
+        found = (bundle or default_bundle()).match(_exception_text(exc), lang)
+    except Exception:  # the hook must never hide the original error
+        return ""
+    return format_advice(found, lang)
+
+
+_PREVIOUS_HOOK = None
+
+
+def install(lang: str = "en", bundle: Optional[Bundle] = None, file: Optional[IO[str]] = None) -> None:
+    """Print errata's advice under the traceback of any uncaught exception whose message
+    is a known error (a CUDA error in PyTorch, NCCL, cuBLAS ...). Idempotent."""
+    global _PREVIOUS_HOOK
+    if lang not in ("en", "zh"):
+        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
+    previous = _PREVIOUS_HOOK or sys.excepthook
+
+    def hook(exc_type, exc, tb):
+        previous(exc_type, exc, tb)
+        advice = _advice_for(exc, lang, bundle)
+        if advice:
+            print(advice, file=file or sys.stderr)
+
+    _PREVIOUS_HOOK = previous
+    sys.excepthook = hook
+
+
+def uninstall() -> None:
+    """Undo ``install()``."""
+    global _PREVIOUS_HOOK
+    if _PREVIOUS_HOOK is not None:
+        sys.excepthook = _PREVIOUS_HOOK
+        _PREVIOUS_HOOK = None
+
+
+class advise:
+    """A context manager: a known error raised inside gets errata's advice printed, then
+    propagates unchanged::
+
+        with errata.advise(lang="zh"):
+            train()
+    """
+
+    def __init__(self, lang: str = "en", bundle: Optional[Bundle] = None, file: Optional[IO[str]] = None):
+        if lang not in ("en", "zh"):
+            raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
+        self.lang, self.bundle, self.file = lang, bundle, file
+
+    def __enter__(self) -> "advise":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc is not None:
+            advice = _advice_for(exc, self.lang, self.bundle)
+            if advice:
+                print(advice, file=self.file or sys.stderr)
+        return False
+
+

@@ -1,0 +1,56 @@
+"""Type stubs of the compiled half of errata (``errata._errata``)."""
+
+import os
+from typing import IO, List, Optional, Union
+
+class BundleError(Exception): ...
+
+class DeadEnd:
+    action: str
+    why_fails: str
+    fail_rate: float
+    sources: List[str]
+
+class Workaround:
+    action: str
+    how: str
+    success_rate: float
+    sources: List[str]
+
+class Match:
+    id: str
+    line: int
+    column: int
+    text: str
+    signature: str
+    root_cause: str
+    dead_ends: List[DeadEnd]
+    workarounds: List[Workaround]
+    sources: List[str]
+    verification: str
+
+class Entry:
+    id: str
+    signature: str
+    signature_zh: str
+    json: str
+
+class Hit:
+    kind: str
+    id: str
+    title: str
+    path: Optional[str]
+    score: float
+
+class Bundle:
+    @staticmethod
+    def open(path: Union[str, "os.PathLike[str]"]) -> "Bundle": ...
+    @staticmethod
+    def from_bytes(data: bytes) -> "Bundle": ...
+    @property
+    def version(self) -> str: ...
+    def __len__(self) -> int: ...
+    def match(self, text: str, lang: str = "en") -> List[Match]: ...
+    def scan(self, source: Union[str, "os.PathLike[str]", IO[bytes]], lang: str = "en") -> List[Match]: ...
+    def entry(self, id: str) -> Optional[Entry]: ...
+    def search(self, query: str, lang: str = "en", limit: int = 10) -> List[Hit]: ...

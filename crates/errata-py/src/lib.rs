@@ -1,0 +1,376 @@
+//! `errata._errata`: the Python face of `errata-consumer` (matching, entries) and
+//! `errata-search` (full-text search). A thin layer: it converts, it decides nothing.
+//! The pure-Python half (`python/errata/`) finds the bundle shipped in the wheel and
+//! installs the exception hook.
+
+use std::io::Read;
+
+use errata_consumer::{DATABASE, Found, Lang};
+use errata_search::SearchIndex;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+pyo3::create_exception!(
+    _errata,
+    BundleError,
+    pyo3::exceptions::PyException,
+    "A bundle that cannot be read or does not verify."
+);
+
+fn lang_of(code: &str) -> PyResult<Lang> {
+    Lang::parse(code)
+        .ok_or_else(|| PyValueError::new_err(format!("lang must be 'en' or 'zh', not {code:?}")))
+}
+
+/// Something people try that does not fix the error.
+#[pyclass(frozen, get_all, module = "errata")]
+#[derive(Clone)]
+pub struct DeadEnd {
+    /// What people try.
+    action: String,
+    /// Why it does not help.
+    why_fails: String,
+    /// How often it fails, 0 to 1.
+    fail_rate: f64,
+    /// Where the claim comes from.
+    sources: Vec<String>,
+}
+
+#[pymethods]
+impl DeadEnd {
+    fn __repr__(&self) -> String {
+        format!(
+            "DeadEnd(action={:?}, fail_rate={})",
+            self.action, self.fail_rate
+        )
+    }
+}
+
+/// Something that fixes the error.
+#[pyclass(frozen, get_all, module = "errata")]
+#[derive(Clone)]
+pub struct Workaround {
+    /// What to do.
+    action: String,
+    /// How to do it.
+    how: String,
+    /// How often it works, 0 to 1.
+    success_rate: f64,
+    /// Where the claim comes from.
+    sources: Vec<String>,
+}
+
+#[pymethods]
+impl Workaround {
+    fn __repr__(&self) -> String {
+        format!(
+            "Workaround(action={:?}, success_rate={})",
+            self.action, self.success_rate
+        )
+    }
+}
+
+/// A known error found in a line of text.
+#[pyclass(frozen, get_all, module = "errata")]
+pub struct Match {
+    /// The entry's id, `<domain>/<slug>`.
+    id: String,
+    /// 1-based line number in the text.
+    line: u64,
+    /// 1-based byte column of the match in its line.
+    column: usize,
+    /// The text that matched.
+    text: String,
+    /// The error's signature, in the language asked for.
+    signature: String,
+    /// Why it happens.
+    root_cause: String,
+    /// What not to try, most often failing first.
+    dead_ends: Vec<DeadEnd>,
+    /// What to try, most often working first.
+    workarounds: Vec<Workaround>,
+    /// Every source the entry cites, in order, once.
+    sources: Vec<String>,
+    /// How the entry was verified (`ai_generated`, `community`, `human_reviewed`,
+    /// `reproduced`, `official`).
+    verification: String,
+}
+
+#[pymethods]
+impl Match {
+    fn __repr__(&self) -> String {
+        format!(
+            "Match(id={:?}, line={}, column={})",
+            self.id, self.line, self.column
+        )
+    }
+}
+
+impl Match {
+    fn of(found: &Found<'_>, lang: Lang) -> Match {
+        let entry = found.entry;
+        let advice = entry.advice(lang);
+        let raw = entry.raw();
+        let mut sources: Vec<String> = Vec::new();
+        for step in advice.dead_ends.iter().chain(&advice.workarounds) {
+            for s in step.sources {
+                if !sources.contains(s) {
+                    sources.push(s.clone());
+                }
+            }
+        }
+        Match {
+            id: entry.id.clone(),
+            line: found.line,
+            column: found.column,
+            text: found.text.clone(),
+            signature: entry.signature(lang).to_string(),
+            root_cause: advice.root_cause.to_string(),
+            dead_ends: advice
+                .dead_ends
+                .iter()
+                .map(|s| DeadEnd {
+                    action: s.action.to_string(),
+                    why_fails: s.detail.to_string(),
+                    fail_rate: s.rate,
+                    sources: s.sources.to_vec(),
+                })
+                .collect(),
+            workarounds: advice
+                .workarounds
+                .iter()
+                .map(|s| Workaround {
+                    action: s.action.to_string(),
+                    how: s.detail.to_string(),
+                    success_rate: s.rate,
+                    sources: s.sources.to_vec(),
+                })
+                .collect(),
+            sources,
+            verification: raw["verification_tier"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        }
+    }
+}
+
+/// One knowledge-base entry.
+#[pyclass(frozen, get_all, module = "errata")]
+pub struct Entry {
+    /// `<domain>/<slug>`.
+    id: String,
+    /// The error message, in English.
+    signature: String,
+    /// The error message, in Chinese.
+    signature_zh: String,
+    /// The whole entry as JSON text (every field of the entry schema).
+    json: String,
+}
+
+#[pymethods]
+impl Entry {
+    fn __repr__(&self) -> String {
+        format!("Entry(id={:?})", self.id)
+    }
+}
+
+/// A search result: an entry or an article.
+#[pyclass(frozen, get_all, module = "errata")]
+pub struct Hit {
+    /// `"entry"` or `"article"`.
+    kind: String,
+    /// `<domain>/<slug>`.
+    id: String,
+    /// The entry's signature or the article's title.
+    title: String,
+    /// An article's member in the bundle (`articles/cuda/x.md`); `None` for entries.
+    path: Option<String>,
+    /// BM25: lower is better.
+    score: f64,
+}
+
+#[pymethods]
+impl Hit {
+    fn __repr__(&self) -> String {
+        format!("Hit(kind={:?}, id={:?})", self.kind, self.id)
+    }
+}
+
+/// A verified errata data bundle: the knowledge base, its matcher and its search index.
+#[pyclass(frozen, module = "errata")]
+pub struct Bundle {
+    inner: errata_consumer::Bundle,
+    search: SearchIndex,
+}
+
+/// A Python binary file object as a Rust reader (`read(n)` returning bytes).
+struct PyReader<'py> {
+    file: Bound<'py, PyAny>,
+}
+
+impl Read for PyReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let chunk = self
+            .file
+            .call_method1("read", (buf.len(),))
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let bytes = if let Ok(b) = chunk.cast::<PyBytes>() {
+            b.as_bytes().to_vec()
+        } else if let Ok(s) = chunk.extract::<String>() {
+            // A text file: its characters as UTF-8 (a chunk of at most n characters).
+            s.into_bytes()
+        } else {
+            return Err(std::io::Error::other(
+                "read() returned neither bytes nor str",
+            ));
+        };
+        if bytes.len() > buf.len() {
+            return Err(std::io::Error::other(
+                "read(n) returned more than n bytes (open the file in binary mode)",
+            ));
+        }
+        buf[..bytes.len()].copy_from_slice(&bytes);
+        Ok(bytes.len())
+    }
+}
+
+impl Bundle {
+    fn load(bytes: &[u8]) -> PyResult<Bundle> {
+        let inner = errata_consumer::Bundle::from_reader_keeping(bytes, &[DATABASE])
+            .map_err(|e| BundleError::new_err(e.to_string()))?;
+        let database = inner
+            .member(DATABASE)
+            .ok_or_else(|| BundleError::new_err("the bundle has no database"))?;
+        let search =
+            SearchIndex::from_bytes(database).map_err(|e| BundleError::new_err(e.to_string()))?;
+        Ok(Bundle { inner, search })
+    }
+}
+
+#[pymethods]
+impl Bundle {
+    /// Opens and verifies the bundle file at `path` (`errata-<version>.tar.gz`).
+    #[staticmethod]
+    fn open(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Bundle> {
+        let bytes = std::fs::read(&path)
+            .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+        py.detach(|| Bundle::load(&bytes))
+    }
+
+    /// Opens and verifies a bundle held in memory.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Bundle> {
+        let data = data.to_vec();
+        py.detach(|| Bundle::load(&data))
+    }
+
+    /// The bundle's data version (semver).
+    #[getter]
+    fn version(&self) -> String {
+        self.inner.manifest().version.to_string()
+    }
+
+    /// How many entries it holds.
+    fn __len__(&self) -> usize {
+        self.inner.entries().len()
+    }
+
+    /// The known errors in `text`, by line, most specific first within a line.
+    #[pyo3(signature = (text, lang = "en"))]
+    fn r#match(&self, py: Python<'_>, text: &str, lang: &str) -> PyResult<Vec<Match>> {
+        let lang = lang_of(lang)?;
+        Ok(py.detach(|| {
+            self.inner
+                .match_text(text)
+                .iter()
+                .map(|f| Match::of(f, lang))
+                .collect()
+        }))
+    }
+
+    /// The known errors in a log file of any size, streamed: `source` is a path or a
+    /// binary file object.
+    #[pyo3(signature = (source, lang = "en"))]
+    fn scan(&self, py: Python<'_>, source: &Bound<'_, PyAny>, lang: &str) -> PyResult<Vec<Match>> {
+        let lang = lang_of(lang)?;
+        let mut out = Vec::new();
+        if source.hasattr("read")? {
+            let reader = PyReader {
+                file: source.clone(),
+            };
+            self.inner
+                .scan(reader, |f| out.push(Match::of(&f, lang)))
+                .map_err(|e| PyOSError::new_err(e.to_string()))?;
+            return Ok(out);
+        }
+        let path: std::path::PathBuf = source.extract()?;
+        let file = std::fs::File::open(&path)
+            .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+        py.detach(|| {
+            self.inner
+                .scan(std::io::BufReader::new(file), |f| {
+                    out.push(Match::of(&f, lang))
+                })
+                .map_err(|e| format!("{}: {e}", path.display()))
+        })
+        .map_err(PyOSError::new_err)?;
+        Ok(out)
+    }
+
+    /// The entry with this id, or `None`.
+    fn entry(&self, id: &str) -> Option<Entry> {
+        self.inner.entry(id).map(|e| Entry {
+            id: e.id.clone(),
+            signature: e.signature.clone(),
+            signature_zh: e.signature_zh.clone(),
+            json: e.raw_json().to_string(),
+        })
+    }
+
+    /// Entries and articles containing every word of `query`, best first.
+    #[pyo3(signature = (query, lang = "en", limit = 10))]
+    fn search(&self, py: Python<'_>, query: &str, lang: &str, limit: usize) -> PyResult<Vec<Hit>> {
+        let lang = match lang_of(lang)? {
+            Lang::En => errata_search::Lang::En,
+            Lang::Zh => errata_search::Lang::Zh,
+        };
+        let hits = py
+            .detach(|| self.search.search(query, lang, limit))
+            .map_err(|e| BundleError::new_err(e.to_string()))?;
+        Ok(hits
+            .into_iter()
+            .map(|h| Hit {
+                kind: match h.kind {
+                    errata_search::Kind::Entry => "entry".into(),
+                    errata_search::Kind::Article => "article".into(),
+                },
+                id: h.id,
+                title: h.title,
+                path: h.path,
+                score: h.score,
+            })
+            .collect())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Bundle(version={:?}, entries={})",
+            self.inner.manifest().version.to_string(),
+            self.inner.entries().len()
+        )
+    }
+}
+
+#[pymodule]
+fn _errata(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Bundle>()?;
+    m.add_class::<Match>()?;
+    m.add_class::<Entry>()?;
+    m.add_class::<DeadEnd>()?;
+    m.add_class::<Workaround>()?;
+    m.add_class::<Hit>()?;
+    m.add("BundleError", m.py().get_type::<BundleError>())?;
+    Ok(())
+}

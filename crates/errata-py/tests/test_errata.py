@@ -1,0 +1,143 @@
+"""The installed `errata` package (a wheel from `cargo xtask py-wheel`, installed in a
+clean virtual environment by .ci/run), on the knowledge base it embeds and on real
+bundles written by the `errata` binary (ERRATA_BIN)."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import errata
+
+ERRATA_BIN = os.environ.get("ERRATA_BIN")
+REPO = os.environ.get("ERRATA_REPO", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+def test_the_embedded_knowledge_base_matches_offline():
+    found = errata.match("step 10\nRuntimeError: CUDA error: misaligned address\n")
+    assert [m.id for m in found] == ["cuda/misaligned-address"]
+    m = found[0]
+    assert (m.line, m.text) == (2, "misaligned address")
+    assert m.signature == "CUDA error: misaligned address"
+    assert "aligned" in m.root_cause
+    assert len(m.workarounds) >= 2 and len(m.dead_ends) >= 1
+    # Most likely first, rates in [0, 1], sources cited.
+    rates = [w.success_rate for w in m.workarounds]
+    assert rates == sorted(rates, reverse=True) and all(0 <= r <= 1 for r in rates)
+    assert all(w.sources for w in m.workarounds)
+    assert m.sources and all(s.startswith("https://") for s in m.sources)
+    assert m.verification in {"ai_generated", "community", "human_reviewed", "reproduced", "official"}
+    assert errata.match("all good, loss 0.31") == []
+    assert len(errata.default_bundle()) >= 200
+
+
+def test_chinese_advice():
+    m = errata.match("CUDA error: an illegal memory access was encountered", lang="zh")[0]
+    assert m.id == "cuda/illegal-memory-access"
+    assert "内存" in m.root_cause and "非法" in m.signature
+    with pytest.raises(ValueError):
+        errata.match("x", lang="fr")
+
+
+def test_entry_and_search():
+    e = errata.entry("cuda/out-of-memory")
+    assert e.id == "cuda/out-of-memory"
+    assert json.loads(e.json)["error_code"] == "cudaErrorMemoryAllocation (2)"
+    assert errata.entry("cuda/no-such-entry") is None
+    hits = errata.search("misaligned address", limit=3)
+    assert hits[0].id == "cuda/misaligned-address" and hits[0].kind == "entry"
+    assert len(hits) <= 3
+    assert any(h.kind == "article" for h in errata.search("sticky errors restart", limit=20))
+    zh = errata.search("非法内存访问", lang="zh", limit=50)
+    assert "cuda/illegal-memory-access" in [h.id for h in zh]
+    # Query syntax in pasted text is text.
+    errata.search('"NEAR( * OR')
+
+
+def test_scan_a_path_and_a_file_object(tmp_path):
+    log = tmp_path / "train.log"
+    lines = ["epoch 1 loss 2.3"] * 5000 + ["RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`"]
+    log.write_text("\n".join(lines) + "\n")
+    by_path = errata.scan(str(log))
+    assert [(m.id, m.line) for m in by_path] == [("cublas/execution-failed", 5001)]
+    assert [m.id for m in errata.scan(log)] == ["cublas/execution-failed"]  # os.PathLike
+    with open(log, "rb") as f:
+        assert [(m.id, m.line) for m in errata.scan(f)] == [("cublas/execution-failed", 5001)]
+    assert [m.id for m in errata.scan(io.BytesIO(log.read_bytes()))] == ["cublas/execution-failed"]
+    with pytest.raises(OSError):
+        errata.scan(str(tmp_path / "missing.log"))
+
+
+@pytest.mark.skipif(not ERRATA_BIN, reason="ERRATA_BIN (the errata binary) not set")
+def test_bundle_open_loads_a_newer_bundle_verified(tmp_path):
+    out = tmp_path / "bundle"
+    subprocess.run([ERRATA_BIN, "bundle", "--out", str(out)], cwd=REPO, check=True, capture_output=True)
+    path = next(out.glob("*.tar.gz"))
+    b = errata.Bundle.open(path)
+    assert len(b) == len(errata.default_bundle())
+    assert b.match("CUDA error: misaligned address")[0].id == "cuda/misaligned-address"
+    # A bundle whose bytes were changed does not verify.
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    with pytest.raises(errata.BundleError):
+        errata.Bundle.from_bytes(bytes(data))
+    with pytest.raises(errata.BundleError):
+        errata.Bundle.from_bytes(b"not a bundle")
+    with pytest.raises(OSError):
+        errata.Bundle.open(tmp_path / "missing.tar.gz")
+
+
+def run_python(code):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True)
+
+
+def test_install_prints_advice_under_the_traceback():
+    r = run_python(
+        """
+        import errata
+        errata.install()
+        raise RuntimeError("CUDA error: device-side assert triggered")
+        """
+    )
+    assert r.returncode == 1
+    assert "Traceback" in r.stderr and "RuntimeError: CUDA error: device-side assert triggered" in r.stderr
+    after = r.stderr.split("RuntimeError: CUDA error: device-side assert triggered", 1)[1]
+    assert "errata: cuda/device-side-assert" in after
+    assert "try: " in after and "does not help: " in after
+    # An unknown error gets the plain traceback only.
+    r = run_python(
+        """
+        import errata
+        errata.install()
+        raise KeyError("nothing known")
+        """
+    )
+    assert "KeyError" in r.stderr and "errata:" not in r.stderr
+
+
+def test_advise_context_manager_in_chinese_reraises():
+    r = run_python(
+        """
+        import sys, errata
+        try:
+            with errata.advise(lang="zh", file=sys.stdout):
+                raise RuntimeError("CUDA error: out of memory")
+        except RuntimeError as e:
+            print("re-raised:", e)
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert "errata: cuda/out-of-memory" in r.stdout
+    assert "原因：" in r.stdout and "可行：" in r.stdout
+    assert "re-raised: CUDA error: out of memory" in r.stdout
+
+
+def test_type_stubs_ship_with_the_package():
+    import importlib.resources as res
+
+    files = {p.name for p in res.files("errata").iterdir()}
+    assert {"py.typed", "_errata.pyi"} <= files

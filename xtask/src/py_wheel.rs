@@ -1,0 +1,89 @@
+//! `cargo xtask py-wheel [--out DIR]`: the Python package `errata` (`crates/errata-py`)
+//! as a wheel with the knowledge base inside.
+//!
+//! 1. `errata bundle` writes the bundle of `data/` (checked first: data with errors is
+//!    never shipped) into a scratch directory, and the `.tar.gz` alone is copied into
+//!    `crates/errata-py/python/errata/data/` (ignored by git), replacing what was there.
+//! 2. `python3 -m maturin build --release` builds the wheel into `DIR` (default
+//!    `target/wheels`), with its own target directory `target/py` (the extension module
+//!    is outside the workspace: it links against no libpython).
+//!
+//! maturin comes from PyPI (`python3 -m pip install maturin`); `.ci/run` installs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail, ensure};
+
+const USAGE: &str = "usage: cargo xtask py-wheel [--out DIR]
+
+Writes the bundle of data/ into crates/errata-py/python/errata/data/ and builds the
+Python wheel with maturin into DIR (default target/wheels).";
+
+pub fn run(args: &[String]) -> Result<()> {
+    let root = crate::repo_root();
+    let mut out = root.join("target/wheels");
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--out" => out = PathBuf::from(it.next().context("--out needs a DIR")?),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            other => bail!("unknown argument `{other}`\n\n{USAGE}"),
+        }
+    }
+    let package = root.join("crates/errata-py");
+    let data = package.join("python/errata/data");
+    write_bundle(&root, &data)?;
+
+    let status = Command::new("python3")
+        .args(["-m", "maturin", "build", "--release", "--out"])
+        .arg(&out)
+        .arg("--manifest-path")
+        .arg(package.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root.join("target/py"))
+        .status()
+        .context("cannot run `python3 -m maturin` (python3 -m pip install maturin)")?;
+    ensure!(status.success(), "maturin build failed ({status})");
+    println!("wheel in {}", out.display());
+    Ok(())
+}
+
+/// The bundle of `data/`, alone, in `dest` (emptied first).
+fn write_bundle(root: &Path, dest: &Path) -> Result<()> {
+    let scratch = tempfile::tempdir().context("cannot create a temporary directory")?;
+    let status = Command::new(env!("CARGO"))
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "errata",
+            "--",
+            "bundle",
+            "--out",
+        ])
+        .arg(scratch.path())
+        .current_dir(root)
+        .status()
+        .context("cannot run `cargo run -p errata -- bundle`")?;
+    ensure!(
+        status.success(),
+        "`errata bundle` failed ({status}): fix data/ first"
+    );
+    let bundle = std::fs::read_dir(scratch.path())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .context("`errata bundle` wrote no .tar.gz")?;
+    if dest.exists() {
+        std::fs::remove_dir_all(dest)
+            .with_context(|| format!("cannot empty {}", dest.display()))?;
+    }
+    std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
+    let name = bundle.file_name().context("bundle without a name")?;
+    std::fs::copy(&bundle, dest.join(name))
+        .with_context(|| format!("cannot copy the bundle into {}", dest.display()))?;
+    Ok(())
+}
