@@ -130,16 +130,29 @@ fn serve(
     max.fetch_max(now, Ordering::SeqCst);
     let reply = handler(&method, &path, n);
     let mut stream = stream;
+    // A request stops being in flight just before its answer is written: once the client
+    // has the answer it may start the next request, and that one must not be counted as
+    // overlapping this one (on a loaded machine this thread can be descheduled between
+    // writing and counting down).
+    let answered = || {
+        in_flight.fetch_sub(1, Ordering::SeqCst);
+    };
     match reply {
-        Reply::Close => {}
-        Reply::Hang(d) => std::thread::sleep(d),
-        Reply::Status(code, headers) => write_status(&mut stream, code, &headers),
+        Reply::Close => answered(),
+        Reply::Hang(d) => {
+            std::thread::sleep(d);
+            answered();
+        }
+        Reply::Status(code, headers) => {
+            answered();
+            write_status(&mut stream, code, &headers);
+        }
         Reply::Slow(d, code) => {
             std::thread::sleep(d);
+            answered();
             write_status(&mut stream, code, &[]);
         }
     }
-    in_flight.fetch_sub(1, Ordering::SeqCst);
 }
 
 fn write_status(stream: &mut TcpStream, code: u16, headers: &[(&'static str, String)]) {
