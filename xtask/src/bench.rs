@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--entries N] [--articles M] [--quick] [--only check|match|site]`:
+//! `cargo xtask bench [--entries N] [--articles M] [--quick] [--only check|match|site|py]`:
 //! every performance figure of errata, each reported as a ratio against a baseline
 //! measured in the same run. Started from the usual debug build of xtask, it re-runs
 //! itself from a release build, since parts of it time code inside this process.
@@ -11,6 +11,8 @@
 //!    `errata match` uses), latency per message, ranking, bundle load and size.
 //! 3. Site build: the full `errata build`, and the incremental rebuild after one entry
 //!    changes in `errata serve` (as a ratio to the full build).
+//! 4. The Python package (`bench_py`): import time, bundle load, `match()` latency,
+//!    `scan()` throughput against `errata match` on the same log, wheel size.
 //!
 //! Targets (2-core CI machine): check < 1 s and < 300 MB; build < 5 s; rebuild < 300 ms;
 //! match ≥ 200 MB/s and < 20 µs per message.
@@ -39,15 +41,15 @@ pub fn run(args: &[String]) -> Result<()> {
             "--only" => only = Some(value()?.clone()),
             other => {
                 bail!(
-                    "unknown argument `{other}` (expected --entries N --articles M --quick --only check|match|site)"
+                    "unknown argument `{other}` (expected --entries N --articles M --quick --only check|match|site|py)"
                 )
             }
         }
     }
     if let Some(part) = &only
-        && !["check", "match", "site"].contains(&part.as_str())
+        && !["check", "match", "site", "py"].contains(&part.as_str())
     {
-        bail!("--only {part}: expected check, match or site");
+        bail!("--only {part}: expected check, match, site or py");
     }
     let wanted = |part: &str| only.as_deref().is_none_or(|o| o == part);
     let root = repo_root();
@@ -71,6 +73,9 @@ pub fn run(args: &[String]) -> Result<()> {
             "--log-mb".into(),
             log_mb.into(),
         ])?;
+    }
+    if wanted("py") {
+        crate::bench_py::run(&root, &bin, if quick { 64 } else { 256 })?;
     }
     if wanted("site") {
         // The site part copies the corpus and reports the build's own phase timings.

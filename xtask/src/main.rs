@@ -5,6 +5,7 @@
 
 mod bench;
 mod bench_match;
+mod bench_py;
 mod bench_site;
 mod c_header;
 mod gen_corpus;
@@ -41,7 +42,7 @@ const COMMANDS: &[Command] = &[
     },
     Command {
         name: "bench",
-        summary: "check, match, bundle and build benchmarks on a generated corpus [--entries N] [--articles M] [--quick] [--only check|match|site]",
+        summary: "check, match, bundle and build benchmarks on a generated corpus [--entries N] [--articles M] [--quick] [--only check|match|site|py]",
         run: bench::run,
     },
     Command {

@@ -1,0 +1,89 @@
+"""Figures of the Python package against the CLI, measured in the same run
+(`cargo xtask bench --only py` runs this in a venv where the wheel is installed).
+
+    python bench.py --bin ERRATA --bundle BUNDLE --log LOG --wheel WHEEL
+
+Both sides use the same knowledge base: BUNDLE is the bundle embedded in the wheel. The
+CLI's times are less its start-up (loading that bundle), measured on an empty log, so
+both sides are compared on scanning alone. Prints one line per figure, and the ratio.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def median_seconds(f, runs):
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--bundle", required=True, help="the bundle the wheel embeds")
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--wheel", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    a = ap.parse_args()
+
+    # Import time: a fresh interpreter importing errata, minus one importing nothing.
+    def interp(code):
+        return lambda: subprocess.run([sys.executable, "-c", code], check=True)
+
+    bare = median_seconds(interp("pass"), 5)
+    imported = median_seconds(interp("import errata"), 5)
+    loaded = median_seconds(interp("import errata; errata.default_bundle()"), 5)
+    print(f"import errata            {1000 * (imported - bare):8.1f} ms  (interpreter start {1000 * bare:.0f} ms excluded)")
+    print(f"+ load embedded bundle   {1000 * (loaded - imported):8.1f} ms  (verify, parse, compile the matcher)")
+
+    import errata
+
+    b = errata.default_bundle()
+    messages = [
+        "RuntimeError: CUDA error: misaligned address",
+        "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+        "[rank0]:[E1125 02:29:13.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.",
+        "epoch 3 step 1200 loss 2.3187 lr 3.0e-04",
+    ]
+    n = 5000
+    per_message = median_seconds(lambda: [b.match(m) for m in messages for _ in range(n // len(messages))], a.runs) / n
+    print(f"match() per message      {1e6 * per_message:8.1f} us  (median of {a.runs} x {n} messages, 3 of 4 known)")
+
+    size = os.path.getsize(a.log)
+    py_scan = median_seconds(lambda: b.scan(a.log), a.runs)
+    found = len(b.scan(a.log))
+
+    def cli(threads, log):
+        def go():
+            subprocess.run(
+                [a.bin, "match", log, "--bundle", a.bundle, "--format", "json", "-j", str(threads)],
+                stdout=subprocess.DEVNULL,
+                check=False,
+            )
+
+        return go
+
+    empty = a.log + ".empty"
+    open(empty, "w").close()
+    start_up = median_seconds(cli(1, empty), a.runs)
+    cli_1 = median_seconds(cli(1, a.log), a.runs) - start_up
+    cores = os.cpu_count() or 1
+    cli_n = median_seconds(cli(min(cores, 8), a.log), a.runs) - start_up
+    mib = size / 2**20
+    print(f"scan() throughput        {mib / py_scan:8.1f} MiB/s  ({mib:.0f} MiB log, {found} matches, default threads)")
+    print(f"CLI match, 1 thread      {mib / cli_1:8.1f} MiB/s  (baseline, same log, same knowledge base)")
+    print(f"CLI match, {min(cores, 8)} threads     {mib / cli_n:8.1f} MiB/s")
+    print(f"scan()/CLI (same threads) = {cli_n / py_scan:.2f}x throughput")
+    print(f"wheel                    {os.path.getsize(a.wheel) / 2**20:8.1f} MiB  ({os.path.basename(a.wheel)})")
+
+
+if __name__ == "__main__":
+    main()
