@@ -1,37 +1,8 @@
 //! `errata check --changed [REV]` on a real git repository: a scratch clone-like project
 //! with a copy of `data/` committed on `main` and a pull-request branch on top.
 
-use std::path::Path;
-use std::process::Command;
-
 mod common;
-use common::{data_copy, errata};
-
-/// Runs git in `dir` with a fixed identity; panics on failure.
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=errata test",
-            "-c",
-            "user.email=test@example.org",
-        ])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::{data_copy, errata, git};
 
 /// A repository with `data/` committed on `main`, then a branch `pr` checked out.
 fn repo_on_a_branch() -> tempfile::TempDir {

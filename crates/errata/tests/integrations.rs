@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::{copy_dir, data_copy, errata, repo};
+use common::{copy_dir, data_copy, errata, git, repo};
 
 // ---------------------------------------------------------------------------------------
 // Scratch knowledge bases
@@ -393,27 +393,6 @@ fn require_tool(env_var: &str, name: &str, module: Option<&str>) -> Option<Vec<S
              .ci/actionlint-wasm); set ERRATA_SKIP_TOOLS=1 to skip"
         ),
     }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=errata test",
-            "-c",
-            "user.email=test@example.org",
-        ])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(o.status.success(), "git {args:?}: {}", out(&o));
 }
 
 /// A git repository holding only this repository's `.pre-commit-hooks.yaml`: the hooks

@@ -98,3 +98,31 @@ pub fn errata_with_stdin(cwd: &Path, args: &[&str], stdin: &[u8]) -> Run {
 pub fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 temporary path")
 }
+
+/// Runs git in `dir` with a fixed identity, no signing and `main` as the default
+/// branch; panics on failure with git's output.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=errata test",
+            "-c",
+            "user.email=test@example.org",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
