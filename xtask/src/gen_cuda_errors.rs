@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 
 use crate::c_header::{EnumName, Enumerator, parse_enum};
-use crate::generated::{first_difference, rust_string, rustfmt};
+use crate::generated::{rust_string, rustfmt, write_or_check};
 use crate::wheel::{self, PinnedWheel};
 
 /// NVIDIA's `nvidia-cuda-runtime` wheel, which ships the runtime's and the driver's
@@ -79,31 +79,13 @@ pub fn run(args: &[String]) -> Result<()> {
     let enumerators =
         parse_enum(&header_text, EnumName::Tag("cudaError")).context("parsing enum cudaError")?;
     let source = rustfmt(&render_table(&label, &enumerators)?)?;
-    let table = root.join(TABLE_PATH);
-
-    if opts.check {
-        let committed = std::fs::read_to_string(&table)
-            .with_context(|| format!("cannot read {}", table.display()))?;
-        if let Some(difference) = first_difference(&committed, &source) {
-            bail!(
-                "{TABLE_PATH} is stale: it differs from what `cargo xtask gen-cuda-errors` \
-                 generates from {label}\n{difference}\n\
-                 run `cargo xtask gen-cuda-errors` and commit the result"
-            );
-        }
-        println!(
-            "{TABLE_PATH} is up to date ({} enumerators from {label})",
-            enumerators.len()
-        );
-    } else {
-        std::fs::write(&table, &source)
-            .with_context(|| format!("cannot write {}", table.display()))?;
-        println!(
-            "wrote {TABLE_PATH} ({} enumerators from {label})",
-            enumerators.len()
-        );
-    }
-    Ok(())
+    write_or_check(
+        TABLE_PATH,
+        &source,
+        opts.check,
+        "gen-cuda-errors",
+        &format!("{} enumerators from {label}", enumerators.len()),
+    )
 }
 
 /// `Ok(None)` means help was asked for.
@@ -166,6 +148,7 @@ fn render_table(label: &str, enumerators: &[Enumerator]) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generated::first_difference;
 
     const HEADER: &str = r#"
 /** A different enum that must be ignored. */

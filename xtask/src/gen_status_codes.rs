@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 
 use crate::c_header::{EnumName, Enumerator, parse_enum};
-use crate::generated::{first_difference, rust_string, rustfmt};
+use crate::generated::{rust_string, rustfmt, write_or_check};
 use crate::wheel::{self, PinnedWheel};
 
 /// One generated table: which enum of which header, and where it is written.
@@ -173,25 +173,13 @@ fn run(t: &Table, args: &[String]) -> Result<()> {
         .with_context(|| format!("parsing {} in {label}", t.type_name))?;
     let source = rustfmt(&render(t, &label, &codes)?)?;
     let rel = format!("crates/errata-model/src/status_codes/{}.rs", t.module);
-    let path = root.join(&rel);
-    if opts.check {
-        let committed = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if let Some(difference) = first_difference(&committed, &source) {
-            bail!(
-                "{rel} is stale: it differs from what `cargo xtask {}` generates from \
-                 {label}\n{difference}\nrun `cargo xtask {}` and commit the result",
-                t.command,
-                t.command
-            );
-        }
-        println!("{rel} is up to date ({} values from {label})", codes.len());
-    } else {
-        std::fs::write(&path, &source)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        println!("wrote {rel} ({} values from {label})", codes.len());
-    }
-    Ok(())
+    write_or_check(
+        &rel,
+        &source,
+        opts.check,
+        t.command,
+        &format!("{} values from {label}", codes.len()),
+    )
 }
 
 /// The Rust source of one table, before rustfmt.

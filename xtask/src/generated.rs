@@ -81,3 +81,32 @@ pub fn rustfmt(source: &str) -> Result<String> {
     );
     String::from_utf8(output.stdout).context("rustfmt printed non-UTF-8")
 }
+
+/// Writes `source` to `rel` (relative to the repository root), or with `check` compares it
+/// with the committed file and fails when they differ, naming `command` to re-run.
+/// `what` says what the file holds (`139 enumerators from <header>`), for the message.
+pub fn write_or_check(
+    rel: &str,
+    source: &str,
+    check: bool,
+    command: &str,
+    what: &str,
+) -> Result<()> {
+    let path = crate::repo_root().join(rel);
+    if check {
+        let committed = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if let Some(difference) = first_difference(&committed, source) {
+            bail!(
+                "{rel} is stale: it differs from what `cargo xtask {command}` generates \
+                 ({what})\n{difference}\nrun `cargo xtask {command}` and commit the result"
+            );
+        }
+        println!("{rel} is up to date ({what})");
+    } else {
+        std::fs::write(&path, source)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("wrote {rel} ({what})");
+    }
+    Ok(())
+}
