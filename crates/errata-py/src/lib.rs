@@ -332,10 +332,7 @@ impl Bundle {
     /// Entries and articles containing every word of `query`, best first.
     #[pyo3(signature = (query, lang = "en", limit = 10))]
     fn search(&self, py: Python<'_>, query: &str, lang: &str, limit: usize) -> PyResult<Vec<Hit>> {
-        let lang = match lang_of(lang)? {
-            Lang::En => errata_search::Lang::En,
-            Lang::Zh => errata_search::Lang::Zh,
-        };
+        let lang = lang_of(lang)?;
         let hits = py
             .detach(|| self.search.search(query, lang, limit))
             .map_err(|e| BundleError::new_err(e.to_string()))?;

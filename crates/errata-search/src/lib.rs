@@ -15,26 +15,10 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, MAIN_DB, OpenFlags, params};
 
-/// The language of a search: which tables it reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Lang {
-    /// `search_en`, `search_articles_en`.
-    #[default]
-    En,
-    /// `search_zh`, `search_articles_zh` (bigrams).
-    Zh,
-}
-
-impl Lang {
-    /// `en` or `zh`.
-    pub fn parse(code: &str) -> Option<Lang> {
-        match code {
-            "en" => Some(Lang::En),
-            "zh" => Some(Lang::Zh),
-            _ => None,
-        }
-    }
-}
+/// The language of a search: which tables it reads (`En`: `search_en`,
+/// `search_articles_en`; `Zh`: `search_zh`, `search_articles_zh`, bigrams). The same type
+/// as the consumer's, so a caller's language goes to matching and search alike.
+pub use errata_consumer::Lang;
 
 /// What a hit is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -201,10 +201,7 @@ impl Server {
         &self,
         Parameters(args): Parameters<SearchArgs>,
     ) -> Result<CallToolResult, McpError> {
-        let lang = match lang_of(args.lang.as_deref())? {
-            Lang::En => errata_search::Lang::En,
-            Lang::Zh => errata_search::Lang::Zh,
-        };
+        let lang = lang_of(args.lang.as_deref())?;
         let limit = args.limit.unwrap_or(10);
         if limit == 0 || limit > MAX_LIMIT {
             return Err(McpError::invalid_params(
