@@ -45,6 +45,18 @@ fn first_match_per_line(lines: &[String]) -> Vec<Option<String>> {
     first
 }
 
+/// Fails, listing them, when any `(expected id, line)` pair is first matched by another
+/// entry or by none.
+fn assert_resolved(cases: &[(String, String)]) {
+    let wrong = misresolved(cases);
+    assert!(
+        wrong.is_empty(),
+        "{} misresolved:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
 /// The `(expected id, line)` pairs whose first match is another entry or none.
 fn misresolved(cases: &[(String, String)]) -> Vec<String> {
     let lines: Vec<String> = cases.iter().map(|(_, line)| line.clone()).collect();
@@ -67,24 +79,24 @@ fn every_entry_is_the_first_answer_for_its_own_signature_and_aliases() {
         }
     }
     assert!(cases.len() > entries().len());
-    let wrong = misresolved(&cases);
-    assert!(
-        wrong.is_empty(),
-        "{} misresolved:\n{}",
-        wrong.len(),
-        wrong.join("\n")
-    );
+    assert_resolved(&cases);
 }
 
-/// `tests/fixtures/faces/*.tsv`: `id<TAB>log line`, `#` comments.
-fn faces() -> Vec<(String, String)> {
-    let dir = repo().join("tests/fixtures/faces");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
+/// The `*.tsv` files of `dir`, sorted.
+fn tsv_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "tsv"))
         .collect();
     files.sort();
+    files
+}
+
+/// `tests/fixtures/faces/*.tsv`: `id<TAB>log line`, `#` comments.
+fn faces() -> Vec<(String, String)> {
+    let dir = repo().join("tests/fixtures/faces");
+    let files = tsv_files(&dir);
     let mut out = Vec::new();
     for file in files {
         for (n, line) in std::fs::read_to_string(&file).unwrap().lines().enumerate() {
@@ -129,13 +141,33 @@ fn every_face_in_the_fixture_log_resolves_to_its_entry() {
         without.is_empty(),
         "cudaError_t entries with no line in tests/fixtures/faces/: {without:?}"
     );
-    let wrong = misresolved(&faces);
-    assert!(
-        wrong.is_empty(),
-        "{} misresolved:\n{}",
-        wrong.len(),
-        wrong.join("\n")
-    );
+    assert_resolved(&faces);
+}
+
+/// The entry that claims each `cudaError_t` code: by `error_code` (one entry per code), or
+/// by an alias that is the bare name (two codes with one runtime string share an entry).
+fn code_owners(entries: &BTreeMap<String, serde_json::Value>) -> BTreeMap<String, String> {
+    let mut owner: BTreeMap<String, String> = BTreeMap::new();
+    for (id, e) in entries {
+        if let Some(code) = e["error_code"].as_str() {
+            let name = code.split('(').next().unwrap().trim();
+            if name.starts_with("cudaError") {
+                assert!(
+                    owner.insert(name.to_string(), id.clone()).is_none(),
+                    "two entries claim {name} as error_code"
+                );
+            }
+        }
+    }
+    for (id, e) in entries {
+        for alias in e["aliases"].as_array().unwrap() {
+            let alias = alias.as_str().unwrap();
+            if alias.starts_with("cudaError") && !alias.contains(' ') {
+                owner.entry(alias.to_string()).or_insert_with(|| id.clone());
+            }
+        }
+    }
+    owner
 }
 
 /// `(name, runtime string)` of every `cudaError_t` code but `cudaSuccess`, from the table
@@ -158,28 +190,7 @@ fn cuda_error_strings() -> Vec<(String, String)> {
 #[test]
 fn the_cuda_error_catalogue_covers_the_runtime_codes() {
     let entries = entries();
-    // The entry that claims each code: by `error_code`, or by an alias that is the name
-    // (two codes with one runtime string share an entry).
-    let mut owner: BTreeMap<String, String> = BTreeMap::new();
-    for (id, e) in &entries {
-        if let Some(code) = e["error_code"].as_str() {
-            let name = code.split('(').next().unwrap().trim();
-            if name.starts_with("cudaError") {
-                assert!(
-                    owner.insert(name.to_string(), id.clone()).is_none(),
-                    "two entries claim {name} as error_code"
-                );
-            }
-        }
-    }
-    for (id, e) in &entries {
-        for alias in e["aliases"].as_array().unwrap() {
-            let alias = alias.as_str().unwrap();
-            if alias.starts_with("cudaError") && !alias.contains(' ') {
-                owner.entry(alias.to_string()).or_insert_with(|| id.clone());
-            }
-        }
-    }
+    let owner = code_owners(&entries);
     let codes = cuda_error_strings();
     assert_eq!(
         codes.len(),
@@ -198,13 +209,7 @@ fn the_cuda_error_catalogue_covers_the_runtime_codes() {
             ));
         }
     }
-    let wrong = misresolved(&cases);
-    assert!(
-        wrong.is_empty(),
-        "{} misresolved:\n{}",
-        wrong.len(),
-        wrong.join("\n")
-    );
+    assert_resolved(&cases);
     let missing: Vec<&String> = codes
         .iter()
         .map(|(name, _)| name)
@@ -235,20 +240,10 @@ fn the_readme_counts_are_true() {
         .filter(|e| e.get("verify").is_some())
         .count();
     let codes = cuda_error_strings();
+    let owner = code_owners(&entries);
     let covered = codes
         .iter()
-        .filter(|(name, _)| {
-            entries.values().any(|e| {
-                e["error_code"]
-                    .as_str()
-                    .is_some_and(|c| c.split('(').next().unwrap().trim() == name)
-                    || e["aliases"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .any(|a| a == name.as_str())
-            })
-        })
+        .filter(|(name, _)| owner.contains_key(name))
         .count();
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let expected = format!(
@@ -269,12 +264,7 @@ fn the_readme_counts_are_true() {
 #[test]
 fn whole_training_logs_are_recognised_line_by_line() {
     let dir = repo().join("tests/fixtures/logs");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "tsv"))
-        .collect();
-    files.sort();
+    let files = tsv_files(&dir);
     assert!(!files.is_empty(), "no log in {}", dir.display());
     let entries = entries();
     for file in files {
