@@ -46,6 +46,26 @@ pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
 mod tests {
     use super::super::testing::*;
 
+    /// The `regex-overlap` diagnostics of a corpus of the two entries.
+    fn overlaps(
+        generic: &serde_json::Value,
+        specific: &serde_json::Value,
+    ) -> Vec<errata_model::Diagnostic> {
+        only(
+            check_files(&[
+                (
+                    "signatures/cuda/generic.json",
+                    serde_json::to_string(generic).unwrap(),
+                ),
+                (
+                    "signatures/cuda/specific.json",
+                    serde_json::to_string(specific).unwrap(),
+                ),
+            ]),
+            "regex-overlap",
+        )
+    }
+
     #[test]
     fn generic_regex_matches_specific_signature() {
         let mut generic = valid_entry("cuda/generic");
@@ -55,38 +75,19 @@ mod tests {
         specific["signature"] =
             "CUDA error: an illegal memory access was encountered after a cudaFree call".into();
         specific["regex"] = "illegal memory access was encountered after a cudaFree".into();
-        let diags = only(
-            check_files(&[
-                (
-                    "signatures/cuda/generic.json",
-                    serde_json::to_string(&generic).unwrap(),
-                ),
-                (
-                    "signatures/cuda/specific.json",
-                    serde_json::to_string(&specific).unwrap(),
-                ),
-            ]),
-            "regex-overlap",
-        );
+        let diags = overlaps(&generic, &specific);
         assert_eq!(diags.len(), 1, "{diags:#?}");
         assert!(diags[0].file.ends_with("generic.json"));
         assert_eq!(diags[0].severity, errata_model::Severity::Warning);
 
         // Linked in either entry's transition graph: the overlap is declared.
-        specific["transition_graph"]["preceded_by"] = serde_json::json!(["cuda/generic"]);
-        let diags = only(
-            check_files(&[
-                (
-                    "signatures/cuda/generic.json",
-                    serde_json::to_string(&generic).unwrap(),
-                ),
-                (
-                    "signatures/cuda/specific.json",
-                    serde_json::to_string(&specific).unwrap(),
-                ),
-            ]),
-            "regex-overlap",
-        );
+        let mut linked = specific.clone();
+        linked["transition_graph"]["preceded_by"] = serde_json::json!(["cuda/generic"]);
+        let diags = overlaps(&generic, &linked);
+        assert!(diags.is_empty(), "{diags:#?}");
+        let mut linking = generic.clone();
+        linking["transition_graph"]["leads_to"] = serde_json::json!(["cuda/specific"]);
+        let diags = overlaps(&linking, &specific);
         assert!(diags.is_empty(), "{diags:#?}");
     }
 }
