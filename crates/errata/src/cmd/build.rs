@@ -67,13 +67,7 @@ impl Plan {
             .with_base_url(base_url.unwrap_or(config.base_url.clone()))
             .with_edit_url_prefix(edit)
             .with_theme_dir(theme_dir);
-        let unknown = errata_check::unknown_rule_ids(config.rules.keys());
-        if !unknown.is_empty() {
-            anyhow::bail!(
-                "errata.toml: unknown rule id(s) in [rules]: {}",
-                unknown.join(", ")
-            );
-        }
+        super::common::check_rule_ids(&config)?;
         let check = errata_check::CheckOptions {
             overrides: config.rules.clone(),
             ..Default::default()

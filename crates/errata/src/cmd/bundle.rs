@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use errata_bundle::{BundleOptions, Diff, Snapshot, Version};
-use errata_load::{Config, KnowledgeBase};
+use errata_load::KnowledgeBase;
 
 /// Arguments.
 #[derive(clap::Args)]
@@ -116,16 +116,10 @@ fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
 /// the configured rules; `None` (after saying why on standard error) when it has errors:
 /// a bundle is never written from data with errors.
 fn load_checked(data: Option<PathBuf>) -> anyhow::Result<Option<KnowledgeBase>> {
-    let config = Config::discover(Path::new(".")).map_err(anyhow::Error::msg)?;
+    let config = super::common::config()?;
     let data = data.unwrap_or(config.data_dir.clone());
     let kb = KnowledgeBase::load(&data)?;
-    let unknown = errata_check::unknown_rule_ids(config.rules.keys());
-    if !unknown.is_empty() {
-        anyhow::bail!(
-            "errata.toml: unknown rule id(s) in [rules]: {}",
-            unknown.join(", ")
-        );
-    }
+    super::common::check_rule_ids(&config)?;
     let options = errata_check::CheckOptions {
         overrides: config.rules.clone(),
         ..Default::default()

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use errata_check::CheckOptions;
 use errata_load::KnowledgeBase;
 use errata_model::Severity;
@@ -39,13 +39,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let config = common::config()?;
-    let unknown = errata_check::unknown_rule_ids(config.rules.keys());
-    if !unknown.is_empty() {
-        bail!(
-            "errata.toml: unknown rule id(s) in [rules]: {}",
-            unknown.join(", ")
-        );
-    }
+    super::common::check_rule_ids(&config)?;
     let today = match &args.today {
         Some(t) => Date::parse(t).with_context(|| format!("--today {t}: expected YYYY-MM-DD"))?,
         None => Date::today(),

@@ -13,6 +13,19 @@ pub fn config() -> Result<Config> {
     Config::discover(Path::new(".")).map_err(anyhow::Error::msg)
 }
 
+/// Fails on a rule id in `errata.toml`'s `[rules]` that is no rule: a misspelt override
+/// would otherwise be silently ignored.
+pub fn check_rule_ids(config: &Config) -> Result<()> {
+    let unknown = errata_check::unknown_rule_ids(config.rules.keys());
+    if !unknown.is_empty() {
+        anyhow::bail!(
+            "errata.toml: unknown rule id(s) in [rules]: {}",
+            unknown.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// The data directory that `paths` (or the configuration) designate, and the files to
 /// report on (`None`: all of them).
 pub fn resolve_paths(
