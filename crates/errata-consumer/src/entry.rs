@@ -52,6 +52,9 @@ pub struct Entry {
     pub workarounds: Vec<Workaround>,
     /// One Chinese text per workaround.
     pub workarounds_zh: Vec<String>,
+    /// How the entry was verified (`ai_generated`, `community`, `human_reviewed`,
+    /// `reproduced`, `official`).
+    pub verification_tier: String,
     raw: Box<RawValue>,
 }
 
@@ -113,6 +116,8 @@ struct Typed {
     workarounds: Vec<Workaround>,
     #[serde(default)]
     workarounds_zh: Vec<String>,
+    #[serde(default)]
+    verification_tier: String,
 }
 
 impl Entry {
@@ -135,6 +140,7 @@ impl Entry {
             dead_ends: t.dead_ends,
             workarounds: t.workarounds,
             workarounds_zh: t.workarounds_zh,
+            verification_tier: t.verification_tier,
             raw,
         })
     }

@@ -111,7 +111,6 @@ impl Match {
     fn of(found: &Found<'_>, lang: Lang) -> Match {
         let entry = found.entry;
         let advice = entry.advice(lang);
-        let raw = entry.raw();
         let mut sources: Vec<String> = Vec::new();
         for step in advice.dead_ends.iter().chain(&advice.workarounds) {
             for s in step.sources {
@@ -148,10 +147,7 @@ impl Match {
                 })
                 .collect(),
             sources,
-            verification: raw["verification_tier"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
+            verification: entry.verification_tier.clone(),
         }
     }
 }
