@@ -146,15 +146,18 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
         .map_err(|e| Error::Invalid(format!("compressing {MANIFEST}: {e}")))?;
     let bundle = gz::assemble(&[&manifest_gz, &before_gz, &after_gz]);
 
-    // Into place: the bundle, then SHA256SUMS and CHANGELOG.md beside it.
-    std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".errata-bundle-")
-        .tempdir_in(&opts.out_dir)
-        .map_err(|e| Error::io(&opts.out_dir, e))?;
+    // Into place: the bundle, SHA256SUMS and CHANGELOG.md go into a copy of the bundle
+    // directory (earlier versions kept as links), swapped in whole. A reader never finds
+    // a bundle beside the SHA256SUMS of another run, even if this process dies between
+    // two files.
+    let outdir = |e: errata_outdir::Error| {
+        let path = e.path().to_path_buf();
+        Error::io(&path, e.into_io())
+    };
+    let staging = errata_outdir::Staging::begin_keeping(&opts.out_dir).map_err(outdir)?;
     let name = bundle_file_name(version);
     let final_path = opts.out_dir.join(&name);
-    write_atomic(scratch.path(), &final_path, &bundle, true)?;
+    staging.write_durable(&name, &bundle).map_err(outdir)?;
     // SHA256SUMS lists exactly the bundle files this run wrote: it is the same bytes for
     // the same input whatever else the directory holds, and never vouches for a file
     // this run did not produce.
@@ -162,18 +165,13 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
         "{}  {name}\n",
         errata_consumer::archive::sha256_hex(&bundle)
     );
-    write_atomic(
-        scratch.path(),
-        &opts.out_dir.join(SHA256SUMS),
-        sums.as_bytes(),
-        false,
-    )?;
-    write_atomic(
-        scratch.path(),
-        &opts.out_dir.join(CHANGELOG),
-        changelog.as_bytes(),
-        false,
-    )?;
+    staging
+        .write_durable(SHA256SUMS, sums.as_bytes())
+        .map_err(outdir)?;
+    staging
+        .write_durable(CHANGELOG, changelog.as_bytes())
+        .map_err(outdir)?;
+    staging.commit().map_err(outdir)?.remove();
     Ok(Written {
         path: final_path,
         manifest,
@@ -432,20 +430,6 @@ fn header(path: &str, size: usize, epoch: u64) -> Result<Vec<u8>, Error> {
     let mut bytes = builder.into_inner().map_err(bad)?;
     bytes.truncate(bytes.len().saturating_sub(ZEROS.len()));
     Ok(bytes)
-}
-
-/// Writes `bytes` to `dest` through a file in `scratch` (on the same file system) and a
-/// rename; `sync`: flushed to disk before the rename.
-fn write_atomic(scratch: &Path, dest: &Path, bytes: &[u8], sync: bool) -> Result<(), Error> {
-    let tmp = scratch.join(dest.file_name().unwrap_or_default());
-    let io = |e| Error::io(&tmp, e);
-    let mut file = std::fs::File::create(&tmp).map_err(io)?;
-    std::io::Write::write_all(&mut file, bytes).map_err(io)?;
-    if sync {
-        file.sync_all().map_err(io)?;
-    }
-    drop(file);
-    std::fs::rename(&tmp, dest).map_err(|e| Error::io(dest, e))
 }
 
 /// `sha256sum` format: `<hex>  <file>` (or `<hex> *<file>`) per line.

@@ -110,6 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // They are independent from here on and built at the same time: writing tens of
     // thousands of files mostly waits on the file system, which the bundle's
     // compression can use.
+    let _lock = super::common::lock_output_dir(&args.out)?;
     let site_dir = args.out.join("site");
     let bundle_options = errata_bundle::BundleOptions {
         out_dir: args.out.join("bundle"),

@@ -95,6 +95,12 @@ fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
         previous: args.previous,
         ..BundleOptions::default()
     };
+    let parent = match opts.out_dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    // The same lock as `errata build`'s on its --out (the bundle's parent directory).
+    let _lock = super::common::lock_output_dir(&parent)?;
     let written = errata_bundle::write_bundle_report(&kb, &opts)?;
     let m = &written.manifest;
     println!(

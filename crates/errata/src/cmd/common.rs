@@ -89,3 +89,16 @@ pub fn print(format: Format, diagnostics: &[Diagnostic], kb: &KnowledgeBase, fil
     };
     print!("{}", errata_report::render(format, diagnostics, &cx));
 }
+
+/// Takes the lock that keeps two errata processes from writing the outputs under `dir`
+/// at once (`errata build` twice, or a build and an `errata bundle`); says so when it
+/// has to wait. Held until the returned lock is dropped or the process ends.
+pub fn lock_output_dir(dir: &Path) -> Result<errata_outdir::DirLock> {
+    errata_outdir::DirLock::acquire(dir, || {
+        eprintln!(
+            "waiting for another errata process writing {} to finish…",
+            dir.display()
+        );
+    })
+    .with_context(|| format!("cannot lock {}", dir.display()))
+}

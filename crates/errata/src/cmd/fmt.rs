@@ -25,6 +25,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         KnowledgeBase::load(&root).with_context(|| format!("cannot load {}", root.display()))?;
     let mut unformatted = 0;
     let mut failed = 0;
+    let mut dirs: Vec<&std::path::Path> =
+        kb.entries.iter().filter_map(|d| d.path.parent()).collect();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
+        remove_abandoned(dir);
+    }
     for doc in &kb.entries {
         if let Some(sel) = &selected
             && !sel
@@ -72,15 +79,57 @@ pub fn run(args: Args) -> Result<ExitCode> {
     })
 }
 
-/// Writes through a temporary file in the same directory, so an interrupted write never
-/// leaves a half-written entry.
+/// Writes through a temporary file beside `path` (`.<name>.<pid>.errata-tmp`), flushed
+/// to disk, then renamed over it: a write interrupted at any point (a kill, a full disk,
+/// a power cut) leaves the previous file whole. The temporary file's name holds the pid,
+/// so two `errata fmt` at once never write the same one, and [`remove_abandoned`]
+/// recognises what a killed run left behind.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}{TMP_SUFFIX}", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+const TMP_SUFFIX: &str = ".errata-tmp";
+
+/// Removes the temporary files of [`write_atomically`] that a killed `errata fmt` or
+/// `errata new` left in `dir` (Linux: only those whose process is gone).
+pub fn remove_abandoned(dir: &std::path::Path) {
+    if !std::path::Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(items) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for item in items.flatten() {
+        let name = item.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_suffix(TMP_SUFFIX)
+            .filter(|_| name.starts_with('.'))
+            .and_then(|rest| rest.rsplit('.').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_file(item.path());
+        }
+    }
 }
