@@ -238,8 +238,12 @@ fn tokenize(info: &str) -> Vec<Token> {
     let bytes = info.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i].is_ascii_whitespace() {
-            i += 1;
+        // The same test as the one that ends a token below. With the ASCII one here, a
+        // character that only `char::is_whitespace` knows (a vertical tab, U+3000 in a
+        // Chinese article) ended an empty token without moving on: an endless loop
+        // filling memory with empty tokens (found by fuzzing).
+        if let Some(c) = info[i..].chars().next().filter(|c| c.is_whitespace()) {
+            i += c.len_utf8();
             continue;
         }
         let start = i;
@@ -459,6 +463,18 @@ fn parse_duration(value: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whitespace_beyond_ascii_separates_tokens() {
+        // A vertical tab and an ideographic space: whitespace to `char::is_whitespace`
+        // but not to `u8::is_ascii_whitespace`. This never returned (fuzz regression).
+        let info = FenceInfo::parse("cuda\u{b}expect=ok\u{3000}timeout=5s");
+        assert_eq!(info.lang_raw, "cuda");
+        assert_eq!(info.annotations.expect, Some(Expect::Ok));
+        assert_eq!(info.annotations.timeout, Some(Duration::from_secs(5)));
+        assert!(info.errors.is_empty(), "{:?}", info.errors);
+        assert_eq!(FenceInfo::parse("\u{b}"), FenceInfo::parse(""));
+    }
 
     #[test]
     fn full_info_string() {
