@@ -8,6 +8,7 @@ mod bench_match;
 mod bench_py;
 mod bench_site;
 mod c_header;
+mod fuzz;
 mod gen_corpus;
 mod gen_cuda_errors;
 mod gen_status_codes;
@@ -77,8 +78,13 @@ const COMMANDS: &[Command] = &[
     },
     Command {
         name: "snippets",
-        summary: "verify snippets [PATH…] [--tier static|compile|run] [--format human|json] [--pack DIR] [--ingest DIR]",
+        summary: "verify snippets [PATH…] [--tier static|compile|run] [--format human|json] [--pack DIR] [--ingest DIR] [--allow-no-gpu] [--trusted | --allow FILE] [--print-allow] (run/pack need --trusted or --allow)",
         run: snippets::run,
+    },
+    Command {
+        name: "fuzz",
+        summary: "build the fuzz targets (fuzz/) instrumented and run them under libFuzzer [TARGET…] [--time SECONDS] [--smoke] [--merge]",
+        run: fuzz::run,
     },
     Command {
         name: "gen-torch-api",

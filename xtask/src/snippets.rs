@@ -1,8 +1,17 @@
 //! `cargo xtask snippets [PATH…] [--tier static|compile|run] [--format human|json]
-//! [--pack DIR] [--ingest DIR] [--allow-no-gpu]`: verify the snippets of the knowledge
-//! base (DESIGN.md, "Snippets"). The work is done by the `errata-snippets` library.
+//! [--pack DIR] [--ingest DIR] [--allow-no-gpu] [--trusted | --allow FILE]
+//! [--print-allow]`: verify the snippets of the knowledge base (DESIGN.md, "Snippets").
+//! The work is done by the `errata-snippets` library.
 //!
-//! - The default tier is the highest this machine can do.
+//! - The default tier is the highest this machine can do, but never `run` unless
+//!   snippets are trusted (below): running a snippet runs its author's code.
+//! - `--tier run` and `--pack DIR` need `--trusted` (every snippet under PATH, after a
+//!   maintainer reviewed them) or `--allow FILE` (those the allow-list names by sha256 or
+//!   data-relative path glob; for a pull request, the list of the base branch). A snippet
+//!   the list does not name is not run: its verdict is `infra-error` ("not run: not in
+//!   the allow-list"), so an unreviewed snippet never passes.
+//! - `--print-allow` prints an allow-list of the runnable snippets under PATH (their
+//!   sha256), for a maintainer to commit after review; nothing is verified.
 //! - `--pack DIR` also writes a runner pack for a GPU machine without Rust:
 //!   copy DIR there, run `python3 run.py`, bring `results.json` back, and
 //!   `cargo xtask snippets --ingest DIR` classifies the results and writes run records.
@@ -11,7 +20,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use errata_snippets::{Options, Snippet, Tier, Verdict, extract, pack, programs, record, report};
+use errata_snippets::{
+    AllowList, Options, Snippet, Tier, Trust, Verdict, extract, pack, programs, record, report,
+};
 
 struct Args {
     paths: Vec<PathBuf>,
@@ -20,6 +31,8 @@ struct Args {
     pack: Option<PathBuf>,
     ingest: Option<PathBuf>,
     allow_no_gpu: bool,
+    trust: Trust,
+    print_allow: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args> {
@@ -30,7 +43,11 @@ fn parse(args: &[String]) -> Result<Args> {
         pack: None,
         ingest: None,
         allow_no_gpu: false,
+        trust: Trust::Nobody,
+        print_allow: false,
     };
+    let mut trusted = false;
+    let mut allow: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |name: &str| {
@@ -54,11 +71,42 @@ fn parse(args: &[String]) -> Result<Args> {
             "--pack" => a.pack = Some(PathBuf::from(value("--pack")?)),
             "--ingest" => a.ingest = Some(PathBuf::from(value("--ingest")?)),
             "--allow-no-gpu" => a.allow_no_gpu = true,
+            "--trusted" => trusted = true,
+            "--allow" => {
+                if allow.is_some() {
+                    bail!("--allow is given once (one list; merge lists into one file)");
+                }
+                allow = Some(PathBuf::from(value("--allow")?));
+            }
+            "--print-allow" => a.print_allow = true,
             s if s.starts_with('-') => bail!("unknown option `{s}`"),
             s => a.paths.push(PathBuf::from(s)),
         }
     }
+    a.trust = match (trusted, allow) {
+        (true, Some(_)) => bail!("--trusted and --allow exclude each other"),
+        (true, None) => Trust::All,
+        (false, Some(f)) => Trust::Listed(AllowList::load(&f).map_err(anyhow::Error::msg)?),
+        (false, None) => Trust::Nobody,
+    };
     Ok(a)
+}
+
+/// `--print-allow`: the allow-list of every program under the paths the run tier could
+/// take. A reader that stops early (`| head`) is not an error.
+fn print_allow(groups: &[(PathBuf, Vec<Snippet>)]) -> Result<()> {
+    use std::io::Write;
+    let mut out = String::new();
+    for (_, snippets) in groups {
+        for line in errata_snippets::trust::allow_lines(snippets) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    match std::io::stdout().lock().write_all(out.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("stdout"),
+        _ => Ok(()),
+    }
 }
 
 /// The data directory holding `path`: the nearest ancestor (or itself) with
@@ -154,9 +202,23 @@ pub fn run(args: &[String]) -> Result<()> {
     };
     let groups = load(&paths)?;
 
+    if args.print_allow {
+        return print_allow(&groups);
+    }
+
     if let Some(dir) = &args.ingest {
         let manifest = pack::read_manifest(dir).map_err(anyhow::Error::msg)?;
         let results = pack::read_results(&dir.join("results.json")).map_err(anyhow::Error::msg)?;
+        if !results.env.network_isolated {
+            eprintln!(
+                "warning: the snippets of this pack ran with network access: {}",
+                results
+                    .env
+                    .network_note
+                    .as_deref()
+                    .unwrap_or("the runner predates network isolation")
+            );
+        }
         let mut all = Vec::new();
         for (root, snippets) in &groups {
             let current: Vec<(String, usize, String)> = programs(snippets)
@@ -179,15 +241,41 @@ pub fn run(args: &[String]) -> Result<()> {
     }
 
     let cache = errata_snippets::toolchain::default_cache_dir(&repo);
-    let tier = args
-        .tier
-        .unwrap_or_else(|| errata_snippets::detect_tier(&cache));
+    let untrusted = matches!(args.trust, Trust::Nobody);
+    if untrusted && (args.tier == Some(Tier::Run) || args.pack.is_some()) {
+        // Before anything runs or is packed: nothing would be, and saying so per
+        // snippet would hide that the command itself was wrong.
+        bail!(
+            "{} is for running snippet code: pass --trusted (you reviewed every snippet under the given paths) \
+             or --allow FILE (an allow-list of sha256/path entries, e.g. the base branch's, see \
+             --print-allow)",
+            if args.pack.is_some() {
+                "--pack"
+            } else {
+                "--tier run"
+            }
+        );
+    }
+    let tier = match args.tier {
+        Some(t) => t,
+        None => match errata_snippets::detect_tier(&cache) {
+            Tier::Run if untrusted => {
+                eprintln!(
+                    "note: a GPU is here, but snippets run only with --trusted or --allow FILE: \
+                     verifying up to the compile tier"
+                );
+                Tier::Compile
+            }
+            t => t,
+        },
+    };
     let mut all = Vec::new();
     for (root, snippets) in &groups {
         let opts = Options::new(tier, cache.clone())
             .with_progress(!args.json)
             .with_allow_no_gpu(args.allow_no_gpu)
-            .with_pack_dir(args.pack.clone());
+            .with_pack_dir(args.pack.clone())
+            .with_trust(args.trust.clone());
         let v = errata_snippets::verify(snippets, &opts);
         let (existing, errors) = record::load_all(root, snippets);
         for e in errors {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use errata_model::snippet::Expect;
 use regex::Regex;
 
+use crate::exec::{self, Limits};
 use crate::extract::{Program, Snippet};
 use crate::harness;
 use crate::outcome::Outcome;
@@ -56,9 +57,15 @@ pub struct Build {
     pub device_launches: bool,
 }
 
-/// Compiles `p` in `work` (a directory of its own) and judges the result against its
-/// `compile-error[:regex]` expectation, both ways.
-pub fn compile(p: &Program, snippets: &[Snippet], tc: &Toolchain, work: &Path) -> Compiled {
+/// Compiles `p` in `work` (a directory of its own) within `limits` and judges the result
+/// against its `compile-error[:regex]` expectation, both ways.
+pub fn compile(
+    p: &Program,
+    snippets: &[Snippet],
+    tc: &Toolchain,
+    work: &Path,
+    limits: Limits,
+) -> Compiled {
     let infra = |detail: String| Compiled {
         outcome: Outcome::InfraError,
         detail,
@@ -86,15 +93,21 @@ pub fn compile(p: &Program, snippets: &[Snippet], tc: &Toolchain, work: &Path) -
     if device_launches {
         cmd.arg("-rdc=true");
     }
-    cmd.arg("-o").arg(&out_path).arg(&src).current_dir(work);
+    cmd.arg("-o").arg(&out_path).arg(&src);
     if device_launches {
         // After the source: the linker resolves cudadevrt's symbols in order.
         cmd.arg("-lcudadevrt");
     }
-    let out = match cmd.output() {
+    let out = match exec::run("nvcc", &mut cmd, None, Some(work), limits) {
         Ok(o) => o,
-        Err(e) => return infra(format!("cannot run nvcc: {e}")),
+        Err(e) => return infra(e),
     };
+    if out.timed_out {
+        return infra(format!(
+            "nvcc ran past {}s and was killed",
+            limits.timeout.as_secs_f32()
+        ));
+    }
     let mut log = String::from_utf8_lossy(&out.stderr).into_owned();
     log.push_str(&String::from_utf8_lossy(&out.stdout));
     let compiled = out.status.success();

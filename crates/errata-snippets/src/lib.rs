@@ -11,7 +11,9 @@
 //!   `shellcheck` and searched for retired tools), the **compile** tier ([`compile`]:
 //!   nvcc from the pinned CUDA 13 pip wheels, [`toolchain`]), and the **run** tier
 //!   ([`pack`]: a self-contained runner pack run by `python3 run.py`, here or on a GPU
-//!   machine without Rust, then [`classify`]d).
+//!   machine without Rust, then [`classify`]d). Only snippets the [`trust`] gate lets
+//!   through are packed or run, each isolated by the runner; the tools of the lower
+//!   tiers run within [`exec`]'s limits.
 //! - Each block gets a [`Verdict`] with an [`Outcome`]; run results become
 //!   [`record::RunRecord`]s under `data/runs/`; [`report`] prints them.
 //!
@@ -34,6 +36,7 @@
 
 pub mod classify;
 pub mod compile;
+pub mod exec;
 mod extract;
 pub mod harness;
 mod outcome;
@@ -43,6 +46,7 @@ pub mod report;
 pub mod static_tier;
 pub mod toolchain;
 pub mod torch_api;
+pub mod trust;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -51,6 +55,7 @@ use errata_model::snippet::{Expect, Lang};
 
 pub use extract::{Origin, Program, Snippet, extract, programs};
 pub use outcome::{Outcome, Tier, Verdict};
+pub use trust::{AllowList, Trust};
 
 /// How [`verify`] runs.
 #[derive(Debug, Clone)]
@@ -67,6 +72,11 @@ pub struct Options {
     pub allow_no_gpu: bool,
     /// Write the runner pack here (the run tier uses a temp dir otherwise).
     pub pack_dir: Option<PathBuf>,
+    /// Which snippets the run tier (and a pack) may take; nobody's by default, so a
+    /// refused snippet gets `infra-error` instead of being run.
+    pub trust: Trust,
+    /// Time and output limits of python3, shellcheck and nvcc.
+    pub tool_limits: exec::Limits,
 }
 
 impl Options {
@@ -78,6 +88,8 @@ impl Options {
             progress: false,
             allow_no_gpu: false,
             pack_dir: None,
+            trust: Trust::Nobody,
+            tool_limits: exec::Limits::default(),
         }
     }
 
@@ -96,6 +108,18 @@ impl Options {
     /// Sets [`Options::pack_dir`].
     pub fn with_pack_dir(mut self, dir: Option<PathBuf>) -> Options {
         self.pack_dir = dir;
+        self
+    }
+
+    /// Sets [`Options::trust`].
+    pub fn with_trust(mut self, trust: Trust) -> Options {
+        self.trust = trust;
+        self
+    }
+
+    /// Sets [`Options::tool_limits`].
+    pub fn with_tool_limits(mut self, limits: exec::Limits) -> Options {
+        self.tool_limits = limits;
         self
     }
 }
@@ -189,16 +213,18 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
         .filter(|&i| state[i].is_none() && snippets[progs[i].parts[0]].lang == Lang::Python)
         .collect();
     let refs: Vec<&Program> = python.iter().map(|&i| &progs[i]).collect();
-    for (&i, r) in python
-        .iter()
-        .zip(static_tier::check_python(&refs, snippets, api))
-    {
+    for (&i, r) in python.iter().zip(static_tier::check_python(
+        &refs,
+        snippets,
+        api,
+        opts.tool_limits,
+    )) {
         state[i] = static_state(&progs[i], r);
     }
     for (i, p) in progs.iter().enumerate() {
         let head = &snippets[p.parts[0]];
         if state[i].is_none() && head.lang == Lang::Shell {
-            state[i] = static_state(p, static_tier::check_shell(p, head));
+            state[i] = static_state(p, static_tier::check_shell(p, head, opts.tool_limits));
         }
     }
 
@@ -245,7 +271,7 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
                 },
                 (Ok(tc), Ok(dir)) => {
                     nvcc_version = Some(tc.nvcc_version.clone());
-                    let c = compile::compile(&progs[i], snippets, tc, &dir);
+                    let c = compile::compile(&progs[i], snippets, tc, &dir, opts.tool_limits);
                     State {
                         tier: Tier::Compile,
                         outcome: c.outcome,
@@ -285,6 +311,19 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
                 passed && kind_ok && !matches!(progs[i].expect(), Expect::CompileError(_))
             })
             .collect();
+        // The trust gate: a snippet that is not trusted is neither packed nor run.
+        let (runnable, refused): (Vec<usize>, Vec<usize>) = runnable.into_iter().partition(|&i| {
+            let p = &progs[i];
+            opts.trust
+                .allows(&snippets[p.parts[0]].data_file, &p.sha256)
+        });
+        for &i in &refused {
+            state[i] = done(
+                Tier::Run,
+                Outcome::InfraError,
+                opts.trust.refusal(&progs[i].sha256),
+            );
+        }
         let runnables: Vec<pack::Runnable<'_>> = runnable
             .iter()
             .map(|&i| pack::Runnable {
@@ -332,7 +371,7 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
                             (h.data_file.clone(), h.line, p.sha256.clone())
                         })
                         .collect();
-                    let ran = pack::run_local(&dir, opts.allow_no_gpu)
+                    let ran = pack::run_local(&dir, opts.allow_no_gpu, &opts.trust)
                         .and_then(|r| pack::ingest(&m, &r, &current));
                     match ran {
                         Err(e) => {

@@ -15,6 +15,7 @@ use crate::harness;
 use crate::outcome::{Outcome, Tier, Verdict};
 use crate::record::{RunRecord, excerpt};
 use crate::toolchain::CUDA_WHEEL_VERSION;
+use crate::trust::Trust;
 
 /// The runner script, embedded.
 pub const RUNNER_PY: &str = include_str!("../tools/runner.py");
@@ -92,6 +93,15 @@ pub struct RunEnv {
     pub torch: Option<TorchFacts>,
     /// YYYY-MM-DD (UTC).
     pub date: String,
+    /// Snippets ran in a network namespace of their own (no network).
+    #[serde(default)]
+    pub network_isolated: bool,
+    /// Why they did not, when they did not.
+    #[serde(default)]
+    pub network_note: Option<String>,
+    /// The largest file (stdout and stderr included) a snippet could write.
+    #[serde(default)]
+    pub output_limit: Option<u64>,
 }
 
 /// From `nvidia-smi --query-gpu=name,compute_cap,driver_version`.
@@ -141,6 +151,10 @@ pub struct ItemResult {
     /// Capped stderr.
     #[serde(default)]
     pub stderr: String,
+    /// A stream reached the runner's [`RunEnv::output_limit`]: the snippet was stopped
+    /// (SIGXFSZ) when it wrote past it.
+    #[serde(default)]
+    pub output_limited: bool,
 }
 
 /// A program ready for the pack: its compiled binary, if it is CUDA.
@@ -281,8 +295,25 @@ pub fn read_results(path: &Path) -> Result<Results, String> {
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Runs a pack here with `python3 run.py` (the same runner a GPU machine uses).
-pub fn run_local(dir: &Path, allow_no_gpu: bool) -> Result<Results, String> {
+/// Runs a pack here with `python3 run.py` (the same runner a GPU machine uses), after
+/// checking that `trust` allows every item of its manifest: a pack is run only when all
+/// of it may run.
+pub fn run_local(dir: &Path, allow_no_gpu: bool, trust: &Trust) -> Result<Results, String> {
+    let manifest = read_manifest(dir)?;
+    let untrusted: Vec<String> = manifest
+        .items
+        .iter()
+        .filter(|i| !trust.allows(&i.data_file, &i.sha256))
+        .map(|i| format!("{}:{}", i.file, i.line))
+        .collect();
+    if !untrusted.is_empty() {
+        return Err(format!(
+            "refusing to run the pack in {}: {} item(s) not trusted ({})",
+            dir.display(),
+            untrusted.len(),
+            untrusted.join(", ")
+        ));
+    }
     let mut cmd = Command::new("python3");
     cmd.arg(dir.join("run.py"));
     if allow_no_gpu {
@@ -330,16 +361,25 @@ pub fn ingest(
             )
         } else {
             match r.status.as_str() {
-                "ran" => classify(
-                    &expect,
-                    &RunOutput {
-                        exit_code: r.exit_code,
-                        signal: r.signal,
-                        timed_out: r.timed_out,
-                        stdout: r.stdout.clone(),
-                        stderr: r.stderr.clone(),
-                    },
-                ),
+                "ran" => {
+                    let (outcome, detail) = classify(
+                        &expect,
+                        &RunOutput {
+                            exit_code: r.exit_code,
+                            signal: r.signal,
+                            timed_out: r.timed_out,
+                            stdout: r.stdout.clone(),
+                            stderr: r.stderr.clone(),
+                        },
+                    );
+                    match (r.output_limited, results.env.output_limit) {
+                        (true, Some(n)) => (
+                            outcome,
+                            format!("output reached the runner's {n}-byte limit; {detail}"),
+                        ),
+                        _ => (outcome, detail),
+                    }
+                }
                 "skipped" if r.reason.as_deref() == Some("no-gpu") => (
                     Outcome::SkippedNoGpu,
                     "no GPU on the run machine (nvidia-smi found none)".into(),

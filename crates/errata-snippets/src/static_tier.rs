@@ -2,13 +2,13 @@
 //! `ast` (never imported or run) and their `torch.…` chains resolved against the torch
 //! name list; shell snippets are linted by `shellcheck` and searched for retired tools.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use errata_model::snippet::{Expect, Lang};
 use regex::Regex;
 use serde::Deserialize;
 
+use crate::exec::{self, Limits};
 use crate::extract::{Program, Snippet};
 use crate::outcome::Outcome;
 use crate::torch_api::{Resolution, TorchApi};
@@ -59,11 +59,12 @@ pub const RETIRED_TOOLS: &[RetiredTool] = &[
 /// Python: parse and API-check every program at once (one `python3` process).
 ///
 /// Returns one result per program, in order: `Ok(None)` clean, `Ok(Some(finding))`, or
-/// `Err` when the checker itself could not run (infra-error).
+/// `Err` when the checker itself could not run (infra-error) or passed `limits`.
 pub fn check_python(
     programs: &[&Program],
     snippets: &[Snippet],
     api: &TorchApi,
+    limits: Limits,
 ) -> Vec<Result<Option<StaticFinding>, String>> {
     if programs.is_empty() {
         return Vec::new();
@@ -79,7 +80,7 @@ pub fn check_python(
             })
         })
         .collect();
-    let results = match run_pycheck(&serde_json::Value::Array(items)) {
+    let results = match run_pycheck(&serde_json::Value::Array(items), limits) {
         Ok(r) => r,
         Err(e) => return programs.iter().map(|_| Err(e.clone())).collect(),
     };
@@ -117,23 +118,29 @@ struct PyChain {
     line: usize,
 }
 
-fn run_pycheck(input: &serde_json::Value) -> Result<Vec<PyResult>, String> {
-    let mut child = Command::new("python3")
-        .args(["-c", PYCHECK])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run python3 for the static tier: {e}"))?;
+fn run_pycheck(input: &serde_json::Value, limits: Limits) -> Result<Vec<PyResult>, String> {
     let body = input.to_string();
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(body.as_bytes())
-            .map_err(|e| format!("python3: {e}"))?;
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", PYCHECK]);
+    let out = exec::run(
+        "python3 (static tier)",
+        &mut cmd,
+        Some(body.as_bytes()),
+        None,
+        limits,
+    )?;
+    if out.timed_out {
+        return Err(format!(
+            "python static checker ran past {}s",
+            limits.timeout.as_secs_f32()
+        ));
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("python3: {e}"))?;
+    if out.truncated {
+        return Err(format!(
+            "python static checker wrote more than {} bytes",
+            limits.output_cap
+        ));
+    }
     if !out.status.success() {
         return Err(format!(
             "python static checker failed: {}",
@@ -208,15 +215,20 @@ fn judge_python(
     })
 }
 
-/// Shell: retired tools, then `shellcheck` (skipped for `console` transcripts).
-pub fn check_shell(p: &Program, head: &Snippet) -> Result<Option<StaticFinding>, String> {
+/// Shell: retired tools, then `shellcheck` within `limits` (skipped for `console`
+/// transcripts).
+pub fn check_shell(
+    p: &Program,
+    head: &Snippet,
+    limits: Limits,
+) -> Result<Option<StaticFinding>, String> {
     if let Some(f) = retired_tools(p, head) {
         return Ok(Some(f));
     }
     if head.info.split_whitespace().next() == Some("console") {
         return Ok(None);
     }
-    shellcheck(&p.code, head.line)
+    shellcheck(&p.code, head.line, limits)
 }
 
 /// Retired tools used as commands in a shell program (also checked on ignored blocks).
@@ -275,22 +287,22 @@ fn shell_words(line: &str) -> Vec<&str> {
     out
 }
 
-fn shellcheck(code: &str, fence_line: usize) -> Result<Option<StaticFinding>, String> {
-    let mut child = Command::new("shellcheck")
-        .args(["--shell=bash", "--severity=warning", "--format=json1", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run shellcheck (Debian package `shellcheck`): {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(code.as_bytes())
-            .map_err(|e| format!("shellcheck: {e}"))?;
+fn shellcheck(
+    code: &str,
+    fence_line: usize,
+    limits: Limits,
+) -> Result<Option<StaticFinding>, String> {
+    let mut cmd = Command::new("shellcheck");
+    cmd.args(["--shell=bash", "--severity=warning", "--format=json1", "-"]);
+    let out = exec::run("shellcheck", &mut cmd, Some(code.as_bytes()), None, limits)
+        .map_err(|e| format!("{e} (Debian package `shellcheck`)"))?;
+    if out.timed_out || out.truncated {
+        return Err(format!(
+            "shellcheck ran past {}s or wrote more than {} bytes",
+            limits.timeout.as_secs_f32(),
+            limits.output_cap
+        ));
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("shellcheck: {e}"))?;
     // Exit 0: clean; 1: findings; anything else: shellcheck itself failed.
     match out.status.code() {
         Some(0) => return Ok(None),

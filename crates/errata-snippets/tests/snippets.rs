@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use errata_model::snippet::{Expect, parse_expect};
 use errata_snippets::classify::{RunOutput, classify};
-use errata_snippets::{Options, Outcome, Snippet, Tier, Verdict, extract, verify};
+use errata_snippets::{Options, Outcome, Snippet, Tier, Trust, Verdict, extract, verify};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -34,6 +34,11 @@ fn at<'a>(verdicts: &'a [Verdict], file_end: &str, line: usize) -> &'a Verdict {
         .iter()
         .find(|v| v.file.ends_with(file_end) && v.line == line)
         .unwrap_or_else(|| panic!("no verdict for {file_end}:{line} in {verdicts:#?}"))
+}
+
+/// Whether a process runs (a zombie awaiting its parent does not).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|s| !s.contains(") Z "))
 }
 
 /// A throw-away data directory with one article holding `body`.
@@ -650,6 +655,32 @@ mod compile_tier {
         assert_eq!(v[1].outcome, Outcome::CompileError, "{v:#?}");
     }
 
+    /// python3 and nvcc run within the verifier's limits: past its timeout a tool is
+    /// killed and the block is `infra-error`, never a pass.
+    #[test]
+    fn tools_run_within_their_limits() {
+        let tight = errata_snippets::exec::Limits {
+            timeout: std::time::Duration::from_millis(1),
+            ..Default::default()
+        };
+        let dir = article("```cuda\nint main() { return 0; }\n```\n\n```python\nx = 1\n```\n");
+        let opts = Options::new(Tier::Compile, cache()).with_tool_limits(tight);
+        let v = verify(&load(dir.path()), &opts).verdicts;
+        assert_eq!(v.len(), 2, "{v:#?}");
+        assert_eq!(v[0].outcome, Outcome::InfraError, "{v:#?}");
+        assert!(
+            v[0].detail.contains("nvcc ran past 0.001s"),
+            "{}",
+            v[0].detail
+        );
+        assert_eq!(v[1].outcome, Outcome::InfraError, "{v:#?}");
+        assert!(
+            v[1].detail.contains("python static checker ran past"),
+            "{}",
+            v[1].detail
+        );
+    }
+
     #[test]
     fn unknown_harness_and_annotation_errors_are_not_silently_passed() {
         let v = one("```cuda harness=cuda-nope\nint main() {}\n```\n");
@@ -727,7 +758,8 @@ mod run_tier {
         let pack = dir.path().join("pack");
         let opts = Options::new(Tier::Run, cache())
             .with_allow_no_gpu(true)
-            .with_pack_dir(Some(pack.clone()));
+            .with_pack_dir(Some(pack.clone()))
+            .with_trust(Trust::All);
         let result = verify(&load(dir.path()), &opts);
         let v = &result.verdicts;
         assert!(pack.join("run.py").exists() && pack.join("manifest.json").exists());
@@ -753,11 +785,7 @@ mod run_tier {
         assert_eq!(slow.outcome, Outcome::Timeout, "{slow:?}");
         // The background child was killed with its group.
         let pid = std::fs::read_to_string(pid_file.path()).expect("pid written");
-        let alive = Path::new(&format!("/proc/{}", pid.trim())).exists()
-            && !std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
-                .unwrap_or_default()
-                .contains(") Z ");
-        assert!(!alive, "sleep {pid} survived the timeout");
+        assert!(!alive(&pid), "sleep {pid} survived the timeout");
         let skipped = at(v, "t.md", 27);
         if !gpu() {
             assert_eq!(skipped.outcome, Outcome::SkippedNoGpu);
@@ -841,6 +869,311 @@ mod run_tier {
             .map(|(r, _)| r.line)
             .collect();
         assert_eq!(stale, [6]);
+    }
+}
+
+/// The trust gate: the run tier runs (and packs) only trusted snippets.
+mod trust_gate {
+    use super::*;
+    use errata_snippets::{AllowList, pack, programs};
+
+    /// An article whose one Python snippet creates `marker` when it runs.
+    fn marking(marker: &Path) -> tempfile::TempDir {
+        article(&format!(
+            "```python\nopen({:?}, 'w').write('ran')\n```\n",
+            marker.display().to_string()
+        ))
+    }
+
+    fn run(dir: &Path, trust: Trust) -> Verdict {
+        let opts = Options::new(Tier::Run, cache())
+            .with_allow_no_gpu(true)
+            .with_trust(trust);
+        let v = verify(&load(dir), &opts).verdicts;
+        assert_eq!(v.len(), 1, "{v:#?}");
+        v.into_iter().next().expect("one verdict")
+    }
+
+    fn listed(text: &str) -> Trust {
+        Trust::Listed(AllowList::parse(text, Path::new("allow.txt")).expect("allow-list"))
+    }
+
+    #[test]
+    fn untrusted_snippets_are_not_run_and_never_pass() {
+        let out = tempfile::tempdir().expect("tmp");
+        let marker = out.path().join("ran");
+        let dir = marking(&marker);
+        let v = run(dir.path(), Trust::Nobody);
+        assert_eq!(
+            (v.tier, v.outcome),
+            (Tier::Run, Outcome::InfraError),
+            "{v:?}"
+        );
+        assert!(v.outcome.is_failure());
+        assert!(v.detail.contains("--trusted"), "{}", v.detail);
+        assert!(!marker.exists(), "an untrusted snippet ran");
+        // Nor is it packed for a GPU machine.
+        let packdir = out.path().join("pack");
+        let opts = Options::new(Tier::Compile, cache()).with_pack_dir(Some(packdir.clone()));
+        let m = verify(&load(dir.path()), &opts).manifest.expect("pack");
+        assert!(m.items.is_empty(), "{m:#?}");
+
+        let v = run(dir.path(), Trust::All);
+        assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
+        assert!(marker.exists(), "a trusted snippet did not run");
+    }
+
+    #[test]
+    fn allow_list_by_path() {
+        let out = tempfile::tempdir().expect("tmp");
+        let marker = out.path().join("ran");
+        let dir = marking(&marker);
+        let v = run(dir.path(), listed("articles/torch/*.md\n"));
+        assert_eq!(v.outcome, Outcome::InfraError, "{v:?}");
+        assert!(
+            v.detail.contains("not in the allow-list allow.txt"),
+            "{}",
+            v.detail
+        );
+        assert!(!marker.exists());
+        let v = run(dir.path(), listed("# reviewed\narticles/cuda/*.md\n"));
+        assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
+        assert!(marker.exists());
+    }
+
+    #[test]
+    fn allow_list_by_hash_and_an_edited_snippet() {
+        let out = tempfile::tempdir().expect("tmp");
+        let marker = out.path().join("ran");
+        let dir = marking(&marker);
+        let snippets = load(dir.path());
+        let sha = programs(&snippets)[0].sha256.clone();
+        // The line --print-allow writes for it.
+        let lines = errata_snippets::trust::allow_lines(&snippets);
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].starts_with(&format!("sha256:{sha}  # ")),
+            "{lines:?}"
+        );
+        let list = lines.join("\n");
+        let v = run(dir.path(), listed(&list));
+        assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
+        assert!(marker.exists());
+
+        // An edited snippet has another hash: the same list no longer allows it.
+        std::fs::remove_file(&marker).expect("rm");
+        let art = dir.path().join("articles/cuda/t.md");
+        let text = std::fs::read_to_string(&art).expect("article");
+        std::fs::write(&art, text.replace("'ran'", "'ran again'")).expect("edit");
+        let v = run(dir.path(), listed(&list));
+        assert_eq!(v.outcome, Outcome::InfraError, "{v:?}");
+        let now = programs(&load(dir.path()))[0].sha256.clone();
+        assert_ne!(now, sha);
+        assert!(v.detail.contains(&format!("sha256:{now}")), "{}", v.detail);
+        assert!(!marker.exists(), "the edited snippet ran");
+    }
+
+    #[test]
+    fn a_pack_runs_here_only_when_all_of_it_is_trusted() {
+        let out = tempfile::tempdir().expect("tmp");
+        let marker = out.path().join("ran");
+        let dir = marking(&marker);
+        let packdir = out.path().join("pack");
+        let opts = Options::new(Tier::Compile, cache())
+            .with_pack_dir(Some(packdir.clone()))
+            .with_trust(Trust::All);
+        let m = verify(&load(dir.path()), &opts).manifest.expect("pack");
+        assert_eq!(m.items.len(), 1);
+        let e = pack::run_local(&packdir, true, &listed("signatures/**\n")).expect_err("refused");
+        assert!(e.contains("1 item(s) not trusted"), "{e}");
+        assert!(!marker.exists() && !packdir.join("results.json").exists());
+        let r = pack::run_local(&packdir, true, &Trust::All).expect("runs");
+        assert_eq!(r.results[0].status, "ran");
+        assert!(marker.exists());
+    }
+}
+
+/// What `run.py` does to contain a snippet, checked on real packs run by the real runner
+/// (python3, no GPU needed).
+mod runner_isolation {
+    use super::*;
+    use errata_snippets::pack;
+
+    /// Packs the article `body` (trusted), runs `python3 run.py` with `env` added to this
+    /// process's environment, and returns the pack's directory and `results.json`.
+    fn run_pack(body: &str, env: &[(&str, &str)]) -> (tempfile::TempDir, serde_json::Value) {
+        let dir = article(body);
+        let packdir = dir.path().join("pack");
+        let opts = Options::new(Tier::Compile, cache())
+            .with_pack_dir(Some(packdir.clone()))
+            .with_trust(Trust::All);
+        let m = verify(&load(dir.path()), &opts).manifest.expect("pack");
+        assert!(!m.items.is_empty());
+        let status = std::process::Command::new("python3")
+            .arg(packdir.join("run.py"))
+            .arg("--allow-no-gpu")
+            .envs(env.iter().copied())
+            .status()
+            .expect("python3 run.py");
+        assert!(status.success());
+        let text = std::fs::read_to_string(packdir.join("results.json")).expect("results");
+        (dir, serde_json::from_str(&text).expect("json"))
+    }
+
+    fn item(results: &serde_json::Value, n: usize) -> &serde_json::Value {
+        &results["results"][n]
+    }
+
+    fn stdout(results: &serde_json::Value, n: usize) -> String {
+        item(results, n)["stdout"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    }
+
+    #[test]
+    fn secrets_of_the_runner_are_not_in_the_snippet_environment() {
+        let (_dir, r) = run_pack(
+            "```python\nimport os\nfor k in sorted(os.environ):\n    print(k + '=' + os.environ[k])\n```\n",
+            &[
+                ("GITHUB_TOKEN", "ghs_s3cret"),
+                ("AWS_SECRET_ACCESS_KEY", "aws_s3cret"),
+                ("NVIDIA_API_KEY", "nvapi_s3cret"),
+                ("CUDA_VISIBLE_DEVICES", "0"),
+            ],
+        );
+        let out = stdout(&r, 0);
+        assert_eq!(item(&r, 0)["exit_code"], 0, "{r:#}");
+        assert!(!out.contains("s3cret"), "{out}");
+        assert!(!out.contains("GITHUB_TOKEN"), "{out}");
+        // What a snippet needs is kept or set.
+        assert!(out.contains("CUDA_VISIBLE_DEVICES=0\n"), "{out}");
+        assert!(out.contains("\nPATH="), "{out}");
+    }
+
+    #[test]
+    fn nothing_is_left_behind() {
+        // Files in the working directory, $TMPDIR and $HOME, on a normal exit and on a
+        // timeout.
+        let write = "import os, tempfile\nprint(os.getcwd()); print(tempfile.gettempdir()); print(os.path.expanduser('~'))\n\
+                     for d in (os.getcwd(), tempfile.gettempdir(), os.path.expanduser('~')):\n    open(os.path.join(d, 'left'), 'w').write('x')\n";
+        let (_dir, r) = run_pack(
+            &format!(
+                "```python\n{write}```\n\n```python timeout=1s\n{write}import time\ntime.sleep(60)\n```\n"
+            ),
+            &[],
+        );
+        assert_eq!(item(&r, 1)["timed_out"], true, "{r:#}");
+        for n in 0..2 {
+            let out = stdout(&r, n);
+            let dirs: Vec<&str> = out.lines().collect();
+            assert_eq!(dirs.len(), 3, "{out}");
+            assert!(dirs[0].contains("errata-run-"), "{out}");
+            // TMPDIR and HOME are inside the work directory.
+            assert!(
+                dirs[1].starts_with(dirs[0]) && dirs[2].starts_with(dirs[0]),
+                "{out}"
+            );
+            for d in &dirs {
+                assert!(!Path::new(d).exists(), "{d} left behind");
+            }
+        }
+    }
+
+    #[test]
+    fn processes_that_left_the_group_are_killed_too() {
+        // `setsid` moves a child out of the snippet's process group and session: the
+        // group kill misses it, the run token in its environment does not.
+        let spawn = |pid_file: &Path| {
+            format!(
+                "import subprocess\np = subprocess.Popen(['setsid', 'sleep', '60'])\nopen({:?}, 'w').write(str(p.pid))\n",
+                pid_file.display().to_string()
+            )
+        };
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        let (_dir, r) = run_pack(
+            &format!(
+                "```python\n{}```\n\n```python timeout=1s\n{}import time\ntime.sleep(60)\n```\n",
+                spawn(&a),
+                spawn(&b)
+            ),
+            &[],
+        );
+        assert_eq!(item(&r, 0)["exit_code"], 0, "{r:#}");
+        assert_eq!(item(&r, 1)["timed_out"], true, "{r:#}");
+        for f in [&a, &b] {
+            let pid = std::fs::read_to_string(f).expect("pid written");
+            assert!(!alive(&pid), "setsid sleep {pid} survived the snippet");
+        }
+    }
+
+    #[test]
+    fn output_is_limited_on_disk_while_the_snippet_runs() {
+        // 64 MiB to stdout: stopped at the runner's 16 MiB limit, before it could
+        // finish, instead of filling the disk. (Python ignores SIGXFSZ, so its write
+        // fails with EFBIG; a C program is killed by the signal.)
+        let (dir, r) = run_pack(
+            "```python\nimport sys\nfor _ in range(64):\n    sys.stdout.write('x' * (1 << 20))\nsys.stderr.write('finished')\n```\n",
+            &[],
+        );
+        let it = item(&r, 0);
+        let stderr = it["stderr"].as_str().unwrap_or("");
+        assert_eq!(it["output_limited"], true, "{stderr}");
+        assert_eq!(it["exit_code"], 1, "{stderr}");
+        assert!(stderr.contains("File too large"), "{stderr}");
+        assert!(!stderr.contains("finished"), "{stderr}");
+        assert_eq!(r["env"]["output_limit"], 16 << 20);
+        // Ingested, the verdict says why.
+        let packdir = dir.path().join("pack");
+        let m = pack::read_manifest(&packdir).expect("manifest");
+        let results = pack::read_results(&packdir.join("results.json")).expect("results");
+        let current = vec![(
+            m.items[0].data_file.clone(),
+            m.items[0].line,
+            m.items[0].sha256.clone(),
+        )];
+        let (v, _) = pack::ingest(&m, &results, &current).expect("ingest");
+        assert_eq!(v[0].outcome, Outcome::UnexpectedError, "{v:#?}");
+        assert!(
+            v[0].detail
+                .contains("reached the runner's 16777216-byte limit"),
+            "{}",
+            v[0].detail
+        );
+    }
+
+    #[test]
+    fn no_network() {
+        // A listener in this test's network namespace: the snippet must not reach it,
+        // but its own loopback works (one-process torch.distributed needs it).
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+        let port = listener.local_addr().expect("addr").port();
+        let (_dir, r) = run_pack(
+            &format!(
+                "```python\nimport socket\nown = socket.socket(); own.bind(('127.0.0.1', 0)); own.listen()\n\
+                 socket.create_connection(own.getsockname(), timeout=5); print('own loopback ok')\n\
+                 try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=5)\n    print('reached the host')\n\
+                 except OSError as e:\n    print('host unreachable:', e)\n```\n"
+            ),
+            &[],
+        );
+        let out = stdout(&r, 0);
+        if r["env"]["network_isolated"] != true {
+            eprintln!(
+                "SKIPPED the network assertion: the runner could not isolate the network here ({})",
+                r["env"]["network_note"]
+            );
+            assert!(
+                r["env"]["network_note"]
+                    .as_str()
+                    .is_some_and(|s| !s.is_empty())
+            );
+            return;
+        }
+        assert!(out.contains("own loopback ok"), "{out}");
+        assert!(out.contains("host unreachable"), "{out}");
+        assert!(!out.contains("reached the host"), "{out}");
     }
 }
 

@@ -6,11 +6,24 @@ with no Rust toolchain and no network. It never judges outcomes: it records what
 happened (exit status, signal, timeout, capped stdout/stderr, duration, machine facts)
 in results.json; `cargo xtask snippets --ingest DIR` classifies them.
 
+Snippet code is untrusted, so each item runs isolated as far as the OS allows:
+- in a fresh directory (also its HOME and TMPDIR), removed afterwards whatever happened;
+- with a minimal environment (PATH, locale, CUDA/NVIDIA/PyTorch settings, library and
+  Python paths), never the runner's tokens or credentials;
+- without network when `unshare` can give it an empty network namespace (probed once;
+  results.json's env says whether it was in effect);
+- in its own process group, killed whole at its timeout and after it exits, plus any
+  process that left the group but still carries this run's token in its environment;
+- with every file it writes, stdout and stderr included, limited to OUTPUT_LIMIT bytes
+  (RLIMIT_FSIZE: the writer gets SIGXFSZ), no core files, and a CPU-time limit.
+
 usage: python3 run.py [--allow-no-gpu] [--only ID]... [--out results.json]
 """
+import binascii
 import json
 import os
 import platform
+import resource
 import shutil
 import signal
 import subprocess
@@ -20,6 +33,16 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAP = 64 * 1024  # bytes kept per stream: the head and the tail, where errors are
+# Largest file a snippet may write, its stdout and stderr included: a snippet that
+# prints forever is stopped by SIGXFSZ here instead of filling the disk.
+OUTPUT_LIMIT = 16 * 1024 * 1024
+# Variables a snippet may see from the runner's environment (besides those the runner
+# sets): enough to find the interpreter, the libraries and the GPU, nothing else.
+ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LD_LIBRARY_PATH", "PYTHONPATH",
+            "PYTHONHOME")
+ENV_KEEP_PREFIXES = ("CUDA_", "NVIDIA_", "PYTORCH_")
+# A kept prefix does not keep what looks like a credential (`NVIDIA_API_KEY`).
+ENV_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASS", "CRED", "AUTH")
 
 
 def sh(cmd, timeout=60):
@@ -73,32 +96,130 @@ def kill_group(pgid):
         pass
 
 
-def run_item(item, sanitizer):
+def kill_marked(token):
+    """Kills every process whose environment carries this run's token: those a snippet
+    moved out of its process group (setsid, setpgid) are still its descendants."""
+    marker = ("ERRATA_RUN_TOKEN=" + token).encode()
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return  # no /proc: the process group is all there is
+    for pid in pids:
+        if pid == os.getpid():
+            continue
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as f:
+                environ = f.read().split(b"\0")
+        except OSError:
+            continue
+        if marker in environ:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def snippet_env(work, token):
+    env = {k: v for k, v in os.environ.items()
+           if k in ENV_KEEP or (k.startswith(ENV_KEEP_PREFIXES)
+                                and not any(w in k.upper() for w in ENV_SECRET_WORDS))}
+    tmp = os.path.join(work, "tmp")
+    home = os.path.join(work, "home")
+    os.mkdir(tmp)
+    os.mkdir(home)
+    env.setdefault("PATH", os.defpath)
+    env.update(HOME=home, TMPDIR=tmp, TMP=tmp, TEMP=tmp, PYTHONUNBUFFERED="1",
+               PYTHONDONTWRITEBYTECODE="1", ERRATA_RUN_TOKEN=token)
+    return env
+
+
+# Run inside the new network namespace before the snippet: brings its own loopback up
+# (a snippet may talk to itself on 127.0.0.1, e.g. torch.distributed with one process;
+# that is not the host's loopback), then becomes the snippet's command.
+LOOPBACK_UP = """
+import fcntl, os, socket, struct, sys
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    flags = struct.unpack("16sH14x", fcntl.ioctl(s, 0x8913, struct.pack("16sH14x", b"lo", 0)))[1]
+    fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))  # SIOCSIFFLAGS: IFF_UP
+    s.close()
+except OSError:
+    pass
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+
+
+def network_isolation():
+    """The command prefix that runs a program in a network namespace of its own (only
+    its own loopback), or None and why not. As root `unshare --net` suffices (no user
+    namespace: device files stay as they are); otherwise an unprivileged user namespace
+    maps the caller to root."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return None, "unshare not found"
+    why = ""
+    for flags in (["--net"], ["--net", "--map-root-user"]):
+        prefix = [unshare] + flags + [sys.executable, "-c", LOOPBACK_UP]
+        # Only a namespace of its own counts: no interface but its loopback.
+        probe = prefix + [sys.executable, "-c", "import socket;print(socket.if_nameindex())"]
+        rc, out = sh(probe, timeout=30)
+        if rc == 0 and out.strip() == "[(1, 'lo')]":
+            return prefix, None
+        why = "`unshare %s` failed (exit %s)" % (" ".join(flags), rc)
+    return None, why
+
+
+def limits(timeout_s):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT, OUTPUT_LIMIT))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # CPU seconds are counted over all threads, so a limit near the timeout would
+        # kill a busy multi-threaded snippet early: this one only bounds a process that
+        # outlived the runner (the wall-clock timeout is the real limit).
+        cpu = timeout_s * (os.cpu_count() or 1) + 30
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 10))
+    return apply
+
+
+def run_item(item, sanitizer, isolate):
     work = tempfile.mkdtemp(prefix="errata-run-")
+    try:
+        return run_in(work, item, sanitizer, isolate)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_in(work, item, sanitizer, isolate):
     out_path = os.path.join(work, ".stdout")
     err_path = os.path.join(work, ".stderr")
     target = os.path.join(HERE, item["path"])
     cmd = [target] if item["kind"] == "exe" else [sys.executable, target]
     if item.get("sanitizer"):
         cmd = [sanitizer, "--tool", item["sanitizer"]] + cmd
-    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+    if isolate:
+        cmd = isolate + cmd
+    token = binascii.hexlify(os.urandom(16)).decode()
+    env = snippet_env(work, token)
     start = time.monotonic()
     timed_out = False
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         # Own session = own process group: a timeout kills the snippet and its children.
         proc = subprocess.Popen(cmd, cwd=work, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                env=env, start_new_session=True)
+                                env=env, start_new_session=True, preexec_fn=limits(item["timeout_s"]))
         try:
-            proc.wait(timeout=item["timeout_s"])
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_group(proc.pid)
-            proc.wait()
-        kill_group(proc.pid)  # leftovers a snippet forked into the background
+            try:
+                proc.wait(timeout=item["timeout_s"])
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                kill_group(proc.pid)
+                proc.wait()
+        finally:
+            kill_group(proc.pid)  # leftovers a snippet forked into the background
+            kill_marked(token)
     duration_ms = int((time.monotonic() - start) * 1000)
+    limited = max(os.path.getsize(out_path), os.path.getsize(err_path)) >= OUTPUT_LIMIT
     stdout, t1 = read_capped(out_path)
     stderr, t2 = read_capped(err_path)
-    shutil.rmtree(work, ignore_errors=True)
     rc = proc.returncode
     return {
         "id": item["id"], "status": "ran", "reason": None,
@@ -106,6 +227,7 @@ def run_item(item, sanitizer):
         "signal": -rc if rc is not None and rc < 0 else None,
         "timed_out": timed_out, "duration_ms": duration_ms,
         "stdout": stdout, "stderr": stderr, "truncated": t1 or t2,
+        "output_limited": limited,
     }
 
 
@@ -124,13 +246,19 @@ def main(argv):
     sanitizer = (os.environ.get("ERRATA_COMPUTE_SANITIZER")
                  or (packed if os.access(packed, os.X_OK) else None)
                  or shutil.which("compute-sanitizer"))
+    isolate, why = network_isolation()
     env = {
         "gpu": gpu,
         "python_version": platform.python_version(),
         "torch": torch,
         "compute_sanitizer": sanitizer,
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "network_isolated": isolate is not None,
+        "network_note": why,
+        "output_limit": OUTPUT_LIMIT,
     }
+    if why:
+        sys.stderr.write("warning: snippets run WITH network access: %s\n" % why)
     items = [i for i in manifest["items"] if not only or i["id"] in only]
     results = []
     for n, item in enumerate(items, 1):
@@ -147,7 +275,7 @@ def main(argv):
             results.append({"id": item["id"], "status": "skipped", "reason": reason})
             continue
         try:
-            results.append(run_item(item, sanitizer))
+            results.append(run_item(item, sanitizer, isolate))
         except OSError as e:
             results.append({"id": item["id"], "status": "error", "reason": str(e)})
     with open(out_file, "w", encoding="utf-8") as f:
