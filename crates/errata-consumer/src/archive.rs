@@ -9,9 +9,39 @@ use sha2::{Digest, Sha256};
 use crate::Error;
 use crate::manifest::{FORMAT_VERSION, MANIFEST, Manifest};
 
-/// No member of a real bundle comes near this; a larger one is a corrupt or hostile
-/// archive, refused before it fills memory.
-pub const MAX_MEMBER_BYTES: u64 = 4 << 30;
+/// Bounds on what reading one archive may cost, whatever the archive claims: a bundle is
+/// untrusted input (downloaded, passed to `errata mcp`, opened by a Python job), and a
+/// few kilobytes of gzip can decompress to a hundred gigabytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest member, by its header's size (refused before reading it).
+    pub member_bytes: u64,
+    /// Everything the gzip stream decompresses to, headers and trailing bytes included
+    /// (refused as soon as it is passed, so time and memory stay bounded).
+    pub total_bytes: u64,
+    /// Number of members.
+    pub members: usize,
+}
+
+/// No member of a real bundle comes near this (the largest, the SQLite database, is
+/// about 60 MB at 10,000 entries); a larger one is a corrupt or hostile archive.
+pub const MAX_MEMBER_BYTES: u64 = 512 << 20;
+
+impl Limits {
+    /// The limits [`Archive::read`] applies: about 15 times what a 10,000-entry bundle
+    /// holds (135 MB of tar in about 11,000 members).
+    pub const DEFAULT: Limits = Limits {
+        member_bytes: MAX_MEMBER_BYTES,
+        total_bytes: 2 << 30,
+        members: 200_000,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::DEFAULT
+    }
+}
 
 /// One member as read from the archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,9 +73,19 @@ impl Archive {
     /// well-formed archive of regular files with safe relative paths: corruption,
     /// truncation, links, `..`, duplicates.
     pub fn read(reader: impl Read, keep: &dyn Fn(&str) -> bool) -> Result<Archive, Error> {
+        Archive::read_with_limits(reader, keep, &Limits::DEFAULT)
+    }
+
+    /// [`Archive::read`] within `limits`.
+    pub fn read_with_limits(
+        reader: impl Read,
+        keep: &dyn Fn(&str) -> bool,
+        limits: &Limits,
+    ) -> Result<Archive, Error> {
         let mut tar = tar::Archive::new(Watch {
             inner: flate2::read::GzDecoder::new(reader),
             failed: None,
+            left: limits.total_bytes,
         });
         let mut members = BTreeMap::new();
         let mut manifest_bytes = None;
@@ -78,11 +118,20 @@ impl Archive {
                 member: path.clone(),
                 problem: e.to_string(),
             })?;
-            if size > MAX_MEMBER_BYTES {
+            if size > limits.member_bytes {
                 return Err(Error::Member {
                     member: path,
-                    problem: format!("{size} bytes is larger than any bundle member"),
+                    problem: format!(
+                        "{size} bytes is larger than any bundle member (the limit is {})",
+                        limits.member_bytes
+                    ),
                 });
+            }
+            if order.len() >= limits.members {
+                return Err(Error::Archive(format!(
+                    "more than {} members, more than any bundle holds",
+                    limits.members
+                )));
             }
             let wanted = path == MANIFEST || keep(&path);
             let mut data = Vec::new();
@@ -227,15 +276,29 @@ impl Archive {
 }
 
 /// A reader that remembers the first error it returned, so that no layer above it can
-/// lose one.
+/// lose one, and that fails once more than its budget of bytes has come through.
 struct Watch<R> {
     inner: R,
     failed: Option<String>,
+    /// Bytes still allowed ([`Limits::total_bytes`] to start with).
+    left: u64,
 }
 
 impl<R: Read> Read for Watch<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.inner.read(buf).inspect_err(|e| {
+        let result = self
+            .inner
+            .read(buf)
+            .and_then(|n| match self.left.checked_sub(n as u64) {
+                Some(left) => {
+                    self.left = left;
+                    Ok(n)
+                }
+                None => Err(std::io::Error::other(
+                    "it decompresses to more than any bundle holds (a compression bomb?)",
+                )),
+            });
+        result.inspect_err(|e| {
             if self.failed.is_none() && e.kind() != std::io::ErrorKind::Interrupted {
                 self.failed = Some(e.to_string());
             }
