@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::article::{ArticleDoc, parse_article};
 use crate::entry::{EntryDoc, parse_entry};
 use crate::json_spans::JsonSpans;
-use crate::source::{SourceFile, read_source};
+use crate::source::{SourceFile, read_source, source_from_bytes};
 
 /// Everything loaded from one data directory.
 #[derive(Debug, Default)]
@@ -105,36 +105,56 @@ impl KnowledgeBase {
             }
         }
 
-        enum Loaded {
-            Entry(SourceFile, Option<Box<EntryDoc>>, Vec<Diagnostic>),
-            Article(SourceFile, Box<ArticleDoc>, Vec<Diagnostic>),
-            Failed(Box<Diagnostic>),
-        }
         let loaded: Vec<Loaded> = files
             .par_iter()
-            .map(|(path, is_entry)| {
-                let src = match read_source(path, path) {
-                    Ok(src) => src,
-                    Err(d) => return Loaded::Failed(d),
-                };
-                if *is_entry {
-                    let id = path_id(&sub_dir(&root, "signatures"), path, ".json");
-                    match parse_entry(&src, id) {
-                        Ok(doc) => Loaded::Entry(src, Some(Box::new(doc)), Vec::new()),
-                        Err(d) => Loaded::Entry(src, None, vec![*d]),
-                    }
-                } else {
-                    let dir = sub_dir(&root, "articles");
-                    let (id, lang) = match path_id(&dir, path, ".zh.md") {
-                        Some(id) => (Some(id), Some("zh".to_string())),
-                        None => (path_id(&dir, path, ".md"), None),
-                    };
-                    let (doc, diags) = parse_article(&src, id, lang);
-                    Loaded::Article(src, Box::new(doc), diags)
-                }
+            .map(|(path, is_entry)| match read_source(path, path) {
+                Ok(src) => parse_file(&root, src, *is_entry),
+                Err(d) => Loaded::Failed(d),
             })
             .collect();
+        Ok(KnowledgeBase::assemble(root, diagnostics, loaded))
+    }
 
+    /// Loads files held in memory as if they were at these paths in the data directory
+    /// `root` (which need not exist): a `.json` file under `root/signatures` is an entry,
+    /// a `.md` file under `root/articles` an article, anything else is ignored. Bytes are
+    /// read exactly as [`KnowledgeBase::load`] reads a file (size limit, invalid UTF-8)
+    /// and parsed by the same code; entries come before articles, each sorted by path.
+    ///
+    /// For tests and fuzzing, where a directory per input would cost more than the parse.
+    pub fn from_files(root: &Path, files: Vec<(PathBuf, Vec<u8>)>) -> KnowledgeBase {
+        let root = display_path(root);
+        let kind = |path: &Path| {
+            let under = |sub, ext| {
+                path.starts_with(sub_dir(&root, sub)) && path.extension().is_some_and(|x| x == ext)
+            };
+            if under("signatures", "json") {
+                Some(true)
+            } else if under("articles", "md") {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        let mut files: Vec<(bool, PathBuf, Vec<u8>)> = files
+            .into_iter()
+            .filter_map(|(path, bytes)| kind(&path).map(|is_entry| (is_entry, path, bytes)))
+            .collect();
+        files.sort_by(|a, b| (!a.0, &a.1).cmp(&(!b.0, &b.1)));
+        let loaded = files
+            .into_iter()
+            .map(
+                |(is_entry, path, bytes)| match source_from_bytes(&path, bytes) {
+                    Ok(src) => parse_file(&root, src, is_entry),
+                    Err(d) => Loaded::Failed(d),
+                },
+            )
+            .collect();
+        KnowledgeBase::assemble(root, Vec::new(), loaded)
+    }
+
+    /// The knowledge base of parsed files, in the order given.
+    fn assemble(root: PathBuf, diagnostics: Vec<Diagnostic>, loaded: Vec<Loaded>) -> KnowledgeBase {
         let mut kb = KnowledgeBase {
             root,
             diagnostics,
@@ -160,7 +180,7 @@ impl KnowledgeBase {
             kb.by_path.insert(src.path.clone(), kb.sources.len());
             kb.sources.push(src);
         }
-        Ok(kb)
+        kb
     }
 
     /// The source of a loaded file.
@@ -249,6 +269,33 @@ impl KnowledgeBase {
                     d.to_path_buf()
                 }
             })
+    }
+}
+
+/// One file read and parsed as far as it goes.
+enum Loaded {
+    Entry(SourceFile, Option<Box<EntryDoc>>, Vec<Diagnostic>),
+    Article(SourceFile, Box<ArticleDoc>, Vec<Diagnostic>),
+    Failed(Box<Diagnostic>),
+}
+
+/// Parses a file read from `root/signatures` (an entry) or `root/articles`.
+fn parse_file(root: &Path, src: SourceFile, is_entry: bool) -> Loaded {
+    let path = src.path.clone();
+    if is_entry {
+        let id = path_id(&sub_dir(root, "signatures"), &path, ".json");
+        match parse_entry(&src, id) {
+            Ok(doc) => Loaded::Entry(src, Some(Box::new(doc)), Vec::new()),
+            Err(d) => Loaded::Entry(src, None, vec![*d]),
+        }
+    } else {
+        let dir = sub_dir(root, "articles");
+        let (id, lang) = match path_id(&dir, &path, ".zh.md") {
+            Some(id) => (Some(id), Some("zh".to_string())),
+            None => (path_id(&dir, &path, ".md"), None),
+        };
+        let (doc, diags) = parse_article(&src, id, lang);
+        Loaded::Article(src, Box::new(doc), diags)
     }
 }
 

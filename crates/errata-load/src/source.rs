@@ -123,6 +123,15 @@ pub(crate) fn read_source(fs_path: &Path, display: &Path) -> Result<SourceFile, 
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| unreadable(e.to_string()))?;
+    source_from_bytes(display, bytes)
+}
+
+/// A source from a file's bytes: refused over [`MAX_FILE_BYTES`]; invalid UTF-8 is
+/// replaced after the first bad byte, which is remembered (and reported by the parsers).
+pub(crate) fn source_from_bytes(
+    display: &Path,
+    bytes: Vec<u8>,
+) -> Result<SourceFile, Box<Diagnostic>> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(Box::new(too_large(display, bytes.len() as u64)));
     }
