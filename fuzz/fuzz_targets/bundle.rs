@@ -1,0 +1,4 @@
+//! libFuzzer entry point for [`errata_fuzz::bundle`].
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| errata_fuzz::bundle(data));
