@@ -13,7 +13,8 @@
 //! the crashes found so far (`fuzz/regressions/<target>/`); what it finds goes to
 //! `target/fuzz/runs/<target>/` (new inputs in `corpus/`, crashes in `crashes/`).
 //! `--merge` then minimises the committed corpus with the new inputs (`-merge=1` into a
-//! fresh directory that replaces it). The fuzzers run at `nice -n 19`: other work on the
+//! fresh directory that replaces it; `--time 0 --merge` merges the last run's finds
+//! without fuzzing). The fuzzers run at `nice -n 19`: other work on the
 //! machine comes first. A crash, timeout or out-of-memory fails the command; turn each
 //! into a fix, a file in `fuzz/regressions/<target>/` and a test (see fuzz/README.md).
 
@@ -92,11 +93,17 @@ pub fn run(args: &[String]) -> Result<()> {
             .iter()
             .find(|(t, _)| *t == name)
             .map_or(4096, |(_, n)| *n);
-        let outcome = fuzz_one(&root, &bin_dir, name, max_len, seconds)?;
-        println!("{}", outcome.summary(name));
-        if outcome.crashes > 0 || !outcome.ok {
-            failed.push(name);
-        } else if merge {
+        // `--time 0 --merge`: merge what the last run found, without fuzzing again
+        // (libFuzzer itself reads a total time of 0 as "forever").
+        if seconds > 0 {
+            let outcome = fuzz_one(&root, &bin_dir, name, max_len, seconds)?;
+            println!("{}", outcome.summary(name));
+            if outcome.crashes > 0 || !outcome.ok {
+                failed.push(name);
+                continue;
+            }
+        }
+        if merge {
             let (before, after) = merge_corpus(&root, &bin_dir, name)?;
             println!("{name}: corpus merged: {before} -> {after} inputs");
         }
