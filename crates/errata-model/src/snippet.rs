@@ -451,7 +451,12 @@ fn parse_duration(value: &str) -> Result<Duration, String> {
     let d = match unit {
         "ms" => Duration::from_millis(n),
         "s" | "" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n * 60),
+        // Checked: `timeout=999999999999999999m` overflowed (a panic in debug builds, a
+        // wrapped, wrong timeout in release; found by fuzzing).
+        "m" => Duration::from_secs(
+            n.checked_mul(60)
+                .ok_or_else(|| format!("`timeout={value}` is too long"))?,
+        ),
         _ => return Err(format!("`timeout={value}`: unit must be ms, s or m")),
     };
     if d.is_zero() {
@@ -463,6 +468,18 @@ fn parse_duration(value: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeout_too_long_to_count_is_an_error() {
+        let info = FenceInfo::parse("cuda timeout=6953871881542012471m");
+        assert_eq!(info.annotations.timeout, None);
+        assert_eq!(info.errors.len(), 1, "{:?}", info.errors);
+        assert!(info.errors[0].message.contains("too long"));
+        assert_eq!(
+            parse_duration("307445734561825860m"),
+            Ok(Duration::from_secs(307445734561825860 * 60))
+        );
+    }
 
     #[test]
     fn whitespace_beyond_ascii_separates_tokens() {
