@@ -195,10 +195,12 @@ fn fuzz_one(
     let run_dir = root.join("target/fuzz/runs").join(name);
     let new_corpus = run_dir.join("corpus");
     let crashes = run_dir.join("crashes");
-    // A fresh directory each run: what it holds afterwards is what this run found.
-    if new_corpus.exists() {
-        std::fs::remove_dir_all(&new_corpus)
-            .with_context(|| format!("clearing {}", new_corpus.display()))?;
+    // Fresh directories each run: what they hold afterwards is what this run found
+    // (copy a crash to fuzz/regressions/ before the next run).
+    for dir in [&new_corpus, &crashes] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).with_context(|| format!("clearing {}", dir.display()))?;
+        }
     }
     for dir in [&new_corpus, &crashes] {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -248,9 +250,15 @@ fn fuzz_one(
     })
 }
 
+/// Bytes of committed corpus per target at most: the corpus lives in the repository.
+const CORPUS_BUDGET: u64 = 256 * 1024;
+
 /// Minimises the committed corpus together with the last run's new inputs: libFuzzer
-/// keeps the smallest set of inputs with the same coverage, written to a fresh directory
-/// that then replaces `fuzz/corpus/<target>`. Returns the input counts before and after.
+/// keeps a small set of inputs with the same edge coverage (`-use_counters=0`: hit
+/// counts would keep thousands of inputs, megabytes, for little), written to a fresh
+/// directory that then replaces `fuzz/corpus/<target>`. The seeds are always kept; past
+/// [`CORPUS_BUDGET`] the smallest other inputs are kept (libFuzzer's merge also prefers
+/// them). Returns the input counts before and after.
 fn merge_corpus(root: &Path, bin_dir: &Path, name: &str) -> Result<(usize, usize)> {
     let corpus = root.join("fuzz/corpus").join(name);
     let new_corpus = root.join("target/fuzz/runs").join(name).join("corpus");
@@ -260,10 +268,24 @@ fn merge_corpus(root: &Path, bin_dir: &Path, name: &str) -> Result<(usize, usize
     }
     std::fs::create_dir_all(&merged)?;
     let before = count_files(&corpus);
+    // The seeds (`seed-*`: real inputs from the repository, such as a whole bundle) stay:
+    // they start the merged corpus, so libFuzzer adds only what they do not cover.
+    let mut seeds = Vec::new();
+    for e in std::fs::read_dir(&corpus).into_iter().flatten().flatten() {
+        if e.file_name().to_string_lossy().starts_with("seed-") {
+            std::fs::copy(e.path(), merged.join(e.file_name()))?;
+            seeds.push(e.path());
+        }
+    }
+    let seed_bytes: u64 = seeds
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
     let status = Command::new("nice")
         .args(["-n", "19"])
         .arg(bin_dir.join(name))
-        .arg("-merge=1")
+        .args(["-merge=1", "-use_counters=0"])
         .arg(&merged)
         .args([&corpus, &new_corpus].into_iter().filter(|d| d.is_dir()))
         .output()
@@ -271,6 +293,19 @@ fn merge_corpus(root: &Path, bin_dir: &Path, name: &str) -> Result<(usize, usize
         .status;
     if !status.success() {
         bail!("merging the corpus of {name} failed");
+    }
+    let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(&merged)?
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with("seed-"))
+        .filter_map(|e| Some((e.metadata().ok()?.len(), e.path())))
+        .collect();
+    files.sort();
+    let mut total = seed_bytes;
+    for (len, path) in files {
+        total += len;
+        if total > CORPUS_BUDGET {
+            std::fs::remove_file(&path)?;
+        }
     }
     if corpus.exists() {
         std::fs::remove_dir_all(&corpus)?;
