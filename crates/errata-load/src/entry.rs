@@ -68,6 +68,17 @@ pub(crate) fn parse_entry(
     } else {
         syntax_only()?
     };
+    // serde_json skips the values it ignores without converting their numbers, so an
+    // entry holding `1e999` (in a field the typed entry ignores) loaded, but the JSON tree
+    // parsed later for the schema and the bundle could not hold it: `value()` gave null,
+    // reported as "null is not of type object" at 1:1 (found by fuzzing). It is a syntax
+    // error here, where its position is known. Only a text that may hold such a number
+    // is parsed again.
+    if may_overflow_f64(src.text.as_bytes())
+        && let Err(e) = serde_json::from_str::<serde_json::Value>(&src.text)
+    {
+        return Err(Box::new(syntax_error(src, &e)));
+    }
     Ok(EntryDoc {
         path: src.path.clone(),
         path_id,
@@ -90,6 +101,34 @@ impl EntryDoc {
     pub fn text(&self) -> &str {
         &self.text
     }
+}
+
+/// Whether the text may hold a number beyond `f64`: a digit, `e` or `E`, an optional
+/// sign and three digits (`1e999`), or 300 digits in a row. Strings are not skipped: a
+/// false alarm costs one more parse of a file that is almost never there.
+fn may_overflow_f64(bytes: &[u8]) -> bool {
+    let mut digits = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b.is_ascii_digit() {
+            digits += 1;
+            if digits >= 300 {
+                return true;
+            }
+            continue;
+        }
+        if matches!(b, b'e' | b'E') && digits > 0 {
+            let rest = &bytes[i + 1..];
+            let rest = rest
+                .strip_prefix(b"+")
+                .or_else(|| rest.strip_prefix(b"-"))
+                .unwrap_or(rest);
+            if rest.len() >= 3 && rest[..3].iter().all(u8::is_ascii_digit) {
+                return true;
+            }
+        }
+        digits = 0;
+    }
+    false
 }
 
 /// serde_json's own recursion limit.
