@@ -60,6 +60,7 @@ impl KnowledgeBase {
                 message: "not a directory".into(),
             });
         }
+        let canonical_root = root.canonicalize().ok();
         let root = display_path(root);
         let mut diagnostics = Vec::new();
         let mut files = Vec::new();
@@ -71,9 +72,24 @@ impl KnowledgeBase {
             if !dir.exists() {
                 continue;
             }
+            // Symbolic links are followed only while they stay inside the data
+            // directory: a pull request could otherwise link `x.json` to a secret on
+            // the machine that checks it, and the diagnostics would quote it.
+            let outside = std::cell::RefCell::new(Vec::new());
             let walker = walkdir::WalkDir::new(&dir)
                 .follow_links(true)
-                .sort_by_file_name();
+                .sort_by_file_name()
+                .into_iter()
+                .filter_entry(|e| {
+                    let leads_out = e.path_is_symlink()
+                        && !canonical_root.as_ref().is_some_and(|r| {
+                            e.path().canonicalize().is_ok_and(|p| p.starts_with(r))
+                        });
+                    if leads_out {
+                        outside.borrow_mut().push(e.path().to_path_buf());
+                    }
+                    !leads_out
+                });
             for item in walker {
                 match item {
                     Ok(e) if e.file_type().is_dir() => {}
@@ -102,6 +118,17 @@ impl KnowledgeBase {
                         );
                     }
                 }
+            }
+            for path in outside.into_inner() {
+                diagnostics.push(
+                    Diagnostic::error(
+                        "unreadable",
+                        path,
+                        Anchor::File,
+                        "not read: a symbolic link that leads outside the data directory",
+                    )
+                    .with_help("copy the file into the data directory instead of linking to it"),
+                );
             }
         }
 

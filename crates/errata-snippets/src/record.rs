@@ -90,6 +90,19 @@ pub fn merge_into(data_dir: &Path, records: &[RunRecord]) -> Result<Vec<PathBuf>
     for r in records {
         by_file.entry(r.file.as_str()).or_default().push(r);
     }
+    // The records come back from another machine (the runner pack's results): a `file`
+    // that is not a data file's relative path must not choose where to write. All are
+    // checked before anything is written.
+    for file in by_file.keys() {
+        let normal = Path::new(file)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !normal || !(file.starts_with("articles/") || file.starts_with("signatures/")) {
+            return Err(format!(
+                "run record for `{file}`: not a data file's relative path; nothing was written"
+            ));
+        }
+    }
     let mut written = Vec::new();
     for (file, new) in by_file {
         let path = records_path(data_dir, file);
@@ -181,4 +194,45 @@ pub fn load_all(
         }
     }
     (out, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(file: &str) -> RunRecord {
+        serde_json::from_value(serde_json::json!({
+            "file": file, "line": 3, "sha256": "0".repeat(64), "tier": "run",
+            "outcome": "pass", "expect": "ok", "gpu_name": null,
+            "compute_capability": null, "driver_version": null, "cuda_version": null,
+            "nvcc_version": null, "torch_version": null, "python_version": null,
+            "duration_ms": 1, "stderr_excerpt": "", "date": "2026-11-25"
+        }))
+        .expect("a record")
+    }
+
+    #[test]
+    fn records_naming_a_file_outside_the_data_directory_write_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        for hostile in [
+            "../../escaped.md",
+            "articles/../../../escaped.md",
+            "/tmp/escaped.md",
+            "runs/x.md",
+            "",
+        ] {
+            let records = [record("articles/cuda/ok.md"), record(hostile)];
+            let err = merge_into(&data, &records).unwrap_err();
+            assert!(
+                err.contains("not a data file's relative path"),
+                "{hostile}: {err}"
+            );
+            assert!(!data.join("runs").exists(), "{hostile}: nothing written");
+        }
+        assert!(!dir.path().join("escaped.json").exists());
+        let written = merge_into(&data, &[record("articles/cuda/ok.md")]).unwrap();
+        assert_eq!(written, [data.join("runs/articles/cuda/ok.json")]);
+    }
 }

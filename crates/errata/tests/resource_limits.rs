@@ -94,7 +94,12 @@ fn a_1_gib_single_line_log_is_scanned_in_bounded_memory() {
     });
     let ended = watch(child, Duration::from_secs(600));
     writer.join().unwrap();
-    assert_eq!(ended.code, Some(1), "1: known errors found. {}", ended.stderr);
+    assert_eq!(
+        ended.code,
+        Some(1),
+        "1: known errors found. {}",
+        ended.stderr
+    );
     let matches: Vec<serde_json::Value> = ended
         .stdout
         .lines()

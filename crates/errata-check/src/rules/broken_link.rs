@@ -41,6 +41,21 @@ pub(super) fn article(cx: &Ctx<'_>, doc: &ArticleDoc, out: &mut Vec<Diagnostic>)
         } else {
             let decoded = path_part.replace("%20", " ");
             let target = normalize(&doc.path.parent().unwrap_or(Path::new("")).join(&decoded));
+            // A link that leaves the data directory is never looked up: the site has no
+            // page there, and a check run on a pull request must not tell its author
+            // which files exist on the machine that runs it.
+            if !inside(&cx.kb.root, &target) {
+                out.push(
+                    diag(
+                        RULE,
+                        &doc.path,
+                        at(),
+                        format!("`{path_part}` points outside the data directory"),
+                    )
+                    .with_help("link to an article or entry of this knowledge base"),
+                );
+                continue;
+            }
             if std::fs::metadata(&target).is_err() {
                 out.push(
                     diag(
@@ -96,6 +111,26 @@ fn has_scheme(dest: &str) -> bool {
             && s.chars()
                 .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
     })
+}
+
+/// Whether `target` (normalised) is `root` or under it, lexically and once symbolic
+/// links are resolved.
+fn inside(root: &Path, target: &Path) -> bool {
+    let root_norm = normalize(root);
+    let lexically = if root_norm.as_os_str().is_empty() {
+        !matches!(target.components().next(), Some(Component::ParentDir)) && !target.is_absolute()
+    } else {
+        target.starts_with(&root_norm)
+    };
+    if !lexically {
+        return false;
+    }
+    // A symbolic link inside the data directory may still lead out of it.
+    match (root.canonicalize(), target.canonicalize()) {
+        (Ok(root), Ok(target)) => target.starts_with(root),
+        // Missing: reported as such by the caller.
+        _ => true,
+    }
 }
 
 /// Lexical normalisation (`a/b/../c` → `a/c`), without touching the file system.

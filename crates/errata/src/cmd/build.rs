@@ -110,8 +110,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // They are independent from here on and built at the same time: writing tens of
     // thousands of files mostly waits on the file system, which the bundle's
     // compression can use.
-    let _lock = super::common::lock_output_dir(&args.out)?;
     let site_dir = args.out.join("site");
+    for dir in [site_dir.clone(), args.out.join("bundle")] {
+        super::common::refuse_output_over_data(&dir, &plan.data_dir)?;
+    }
+    let _lock = super::common::lock_output_dir(&args.out)?;
     let bundle_options = errata_bundle::BundleOptions {
         out_dir: args.out.join("bundle"),
         ..Default::default()

@@ -83,6 +83,7 @@ fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
     let Some(kb) = load_checked(args.data)? else {
         return Ok(ExitCode::from(1));
     };
+    super::common::refuse_output_over_data(&args.out, &kb.root)?;
     let version = args
         .version
         .map(|v| v.parse::<Version>().map_err(anyhow::Error::msg))

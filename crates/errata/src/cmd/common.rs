@@ -102,3 +102,40 @@ pub fn lock_output_dir(dir: &Path) -> Result<errata_outdir::DirLock> {
     })
     .with_context(|| format!("cannot lock {}", dir.display()))
 }
+
+/// Refuses an output directory that is the data directory or holds it: the output is
+/// replaced whole, and `errata build site --out .` would otherwise swap the knowledge
+/// base out for the rendered site and delete it.
+pub fn refuse_output_over_data(out: &Path, data: &Path) -> Result<()> {
+    let absolute = |p: &Path| -> Result<PathBuf> {
+        let abs = std::path::absolute(p).with_context(|| p.display().to_string())?;
+        // Resolve what exists (symbolic links included); keep the rest lexically.
+        let mut existing = abs.as_path();
+        let mut rest = Vec::new();
+        while !existing.exists() {
+            match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_os_string());
+                    existing = parent;
+                }
+                _ => break,
+            }
+        }
+        let mut resolved = existing
+            .canonicalize()
+            .unwrap_or_else(|_| existing.to_path_buf());
+        for name in rest.iter().rev() {
+            resolved.push(name);
+        }
+        Ok(resolved)
+    };
+    let (out_abs, data_abs) = (absolute(out)?, absolute(data)?);
+    if data_abs.starts_with(&out_abs) {
+        anyhow::bail!(
+            "refusing to write {}: it is or holds the data directory {}, and an output is replaced whole",
+            out.display(),
+            data.display()
+        );
+    }
+    Ok(())
+}
