@@ -111,8 +111,12 @@ pub fn is_safe_id(id: &str) -> bool {
 /// `true` for an absolute `https://` URL with a host: the only URLs that become links.
 pub fn is_https(url: &str) -> bool {
     let url = url.trim();
+    // `get`, not `[..8]`: the eighth byte may fall inside a character (found by the
+    // hostile-strings browser test, with an RTL override there).
     url.len() > 8
-        && url[..8].eq_ignore_ascii_case("https://")
+        && url
+            .get(..8)
+            .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
         && !url[8..].starts_with('/')
         && !url.chars().any(|c| c.is_control() || c.is_whitespace())
 }
@@ -126,6 +130,13 @@ pub fn absolute(base: &str, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_with_a_character_across_byte_8_is_not_https_and_no_panic() {
+        assert!(!is_https("normal \u{202e}txt"));
+        assert!(!is_https("https:/\u{e9}x.org"));
+        assert!(is_https("https://\u{e9}x.org/"));
+    }
 
     #[test]
     fn roots_are_relative() {

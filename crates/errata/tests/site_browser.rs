@@ -4,7 +4,10 @@
 //! logs a console error (a CSP violation is one), plus accessibility: `lang` attributes,
 //! one `h1`, labelled inputs, text contrast, and axe-core's rules (any `serious` or
 //! `critical` violation fails). The search index is loaded shard by shard, and search
-//! works from `file://` and from a sub-path too.
+//! works from `file://` and from a sub-path too. A second test renders a knowledge base
+//! whose every field is hostile (script tags, event attributes, `javascript:` URLs,
+//! template syntax, RTL overrides, broken UTF-8, a 5,000-character word) and checks in
+//! the browser that nothing of it runs and the layout holds.
 //!
 //! Needs `chromium` and `chromedriver` (Debian: `apt-get install -y chromium
 //! chromium-driver`), or their paths in `ERRATA_CHROMIUM` / `ERRATA_CHROMEDRIVER`, and
@@ -317,8 +320,16 @@ impl Browser {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn site_in_headless_chromium() {
+/// A WebDriver session on a headless Chromium, and what must live as long as it.
+struct Session {
+    browser: Browser,
+    _driver: Driver,
+    _user_data: tempfile::TempDir,
+}
+
+/// Starts chromedriver and a headless Chromium; `None` (after saying so) only when
+/// `ERRATA_SKIP_BROWSER=1` and something is missing, else a missing tool fails the test.
+async fn start_session() -> Option<Session> {
     let skip = std::env::var("ERRATA_SKIP_BROWSER").is_ok_and(|v| v == "1");
     let chromium = find_program(
         "ERRATA_CHROMIUM",
@@ -330,7 +341,7 @@ async fn site_in_headless_chromium() {
             eprintln!(
                 "ERRATA_SKIP_BROWSER=1: browser test skipped (no chromium/chromedriver/axe-core)"
             );
-            return;
+            return None;
         }
         panic!(
             "chromium, chromedriver and axe-core are required for the browser tests \
@@ -340,37 +351,9 @@ async fn site_in_headless_chromium() {
         );
     };
 
-    // Build the real knowledge base with the real CLI.
-    let out = tempfile::tempdir().unwrap();
-    let build = Command::new(env!("CARGO_BIN_EXE_errata"))
-        .args(["build", "--out"])
-        .arg(out.path())
-        .current_dir(repo())
-        .output()
-        .expect("run errata build");
-    assert!(
-        build.status.success(),
-        "errata build failed: {}",
-        String::from_utf8_lossy(&build.stderr)
-    );
-    let site_dir = out.path().join("site");
-    let kb = errata_load::KnowledgeBase::load(&repo().join("data")).unwrap();
-    let entries: Vec<errata_model::Entry> =
-        kb.entries.iter().filter_map(|d| d.entry.clone()).collect();
-    // The entry a pasted log must find first: the plain illegal-address message if the
-    // data has it, else the first entry.
-    let target = entries
-        .iter()
-        .find(|e| e.id == "cuda/illegal-memory-access")
-        .or(entries.first())
-        .expect("data has entries")
-        .clone();
-
-    let server = Server::start("127.0.0.1:0", site_dir.clone(), false).expect("serve the site");
-    let base = server.url();
     let port = free_port();
     let user_data = tempfile::tempdir().unwrap();
-    let _driver = Driver(
+    let driver = Driver(
         Command::new(&driver_bin)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
@@ -408,13 +391,53 @@ async fn site_in_headless_chromium() {
         .expect("session id");
     let shots = repo().join("target/screenshots");
     std::fs::create_dir_all(&shots).unwrap();
-    let b = Browser {
-        client,
-        port,
-        session,
-        shots,
-        axe,
+    Some(Session {
+        browser: Browser {
+            client,
+            port,
+            session,
+            shots,
+            axe,
+        },
+        _driver: driver,
+        _user_data: user_data,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn site_in_headless_chromium() {
+    let Some(session) = start_session().await else {
+        return;
     };
+    let b = &session.browser;
+    // Build the real knowledge base with the real CLI.
+    let out = tempfile::tempdir().unwrap();
+    let build = Command::new(env!("CARGO_BIN_EXE_errata"))
+        .args(["build", "--out"])
+        .arg(out.path())
+        .current_dir(repo())
+        .output()
+        .expect("run errata build");
+    assert!(
+        build.status.success(),
+        "errata build failed: {}",
+        String::from_utf8_lossy(&build.stderr)
+    );
+    let site_dir = out.path().join("site");
+    let kb = errata_load::KnowledgeBase::load(&repo().join("data")).unwrap();
+    let entries: Vec<errata_model::Entry> =
+        kb.entries.iter().filter_map(|d| d.entry.clone()).collect();
+    // The entry a pasted log must find first: the plain illegal-address message if the
+    // data has it, else the first entry.
+    let target = entries
+        .iter()
+        .find(|e| e.id == "cuda/illegal-memory-access")
+        .or(entries.first())
+        .expect("data has entries")
+        .clone();
+
+    let server = Server::start("127.0.0.1:0", site_dir.clone(), false).expect("serve the site");
+    let base = server.url();
     // The same site one directory down, as on a project page (`/<repo>/`).
     let parent = Server::start(
         "127.0.0.1:0",
@@ -423,7 +446,7 @@ async fn site_in_headless_chromium() {
     )
     .expect("serve the parent directory");
     let sub_path = format!("{}site/", parent.url());
-    let result = run(&b, &base, &sub_path, &target, &entries, &site_dir).await;
+    let result = run(b, &base, &sub_path, &target, &entries, &site_dir).await;
     let _ = b.client.clone().close().await;
     result
 }
@@ -591,4 +614,210 @@ fn walk_html(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// Strings an attacker would put in a pull request, each trying to run script
+/// (`window.__pwned`), leave its element, or break the layout.
+const HOSTILE: &[&str] = &[
+    "<script>window.__pwned = 1</script>",
+    "<img src=x onerror=\"window.__pwned = 2\">",
+    "\"><svg onload=window.__pwned=3>",
+    "'><a href=javascript:window.__pwned=4>click</a>",
+    "</textarea></title></script><script>window.__pwned = 5</script>",
+    "{{ 7*7 }} {% raw %} ${7*7} <%= 7*7 %>",
+    "javascript:window.__pwned=6",
+    "normal \u{202e}txt.exe gnp.\u{202c} after an RTL override",
+    "\u{fffd}\u{fffd} broken UTF-8 \u{0} NUL \u{7} BEL",
+];
+
+/// A word long enough to push any page sideways if nothing wraps it.
+fn long_word() -> String {
+    "A".repeat(5_000)
+}
+
+/// The real out-of-memory entry with every free-text string replaced by a hostile one
+/// (ids, dates and references kept, so that it still loads and renders).
+fn hostile_entry(id: &str) -> Value {
+    let text = std::fs::read_to_string(repo().join("data/signatures/cuda/out-of-memory.json"))
+        .expect("entry");
+    let mut entry: Value = serde_json::from_str(&text).expect("json");
+    let keep = [
+        "id",
+        "domain",
+        "first_seen",
+        "last_confirmed",
+        "last_updated",
+        "introduced",
+        "deprecated",
+        "removed",
+        "regex",
+    ];
+    let mut n = 0usize;
+    fn walk(v: &mut Value, key: &str, keep: &[&str], n: &mut usize) {
+        match v {
+            Value::String(s) if !keep.contains(&key) => {
+                *s = if *n % 5 == 4 {
+                    format!("{} {}", long_word(), HOSTILE[*n % HOSTILE.len()])
+                } else {
+                    HOSTILE[*n % HOSTILE.len()].to_string()
+                };
+                *n += 1;
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, key, keep, n)),
+            Value::Object(map) => map.iter_mut().for_each(|(k, i)| walk(i, k, keep, n)),
+            _ => {}
+        }
+    }
+    walk(&mut entry, "", &keep, &mut n);
+    entry["id"] = id.into();
+    entry["transition_graph"] =
+        json!({"leads_to": [], "preceded_by": [], "frequently_confused_with": []});
+    entry["official_doc_url"] = "javascript:window.__pwned=7".into();
+    entry["dead_ends"][0]["sources"] = json!([
+        "javascript:window.__pwned=8",
+        "data:text/html,<script>window.__pwned=9</script>"
+    ]);
+    entry["tags"] = json!(HOSTILE);
+    entry
+}
+
+/// The site of a knowledge base whose every field is hostile, rendered by the site crate
+/// directly (the checker would refuse the `javascript:` URLs before a build: the site
+/// must be safe on its own), then opened page by page in headless Chromium: no script
+/// of theirs runs (the page's own `window.__pwned` stays unset, no console error, no
+/// CSP violation), no `on*` attribute or `javascript:`/`data:` link reaches the DOM, and
+/// the layout holds (nothing wider than the window; screenshots in target/screenshots/).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_strings_render_inert_in_headless_chromium() {
+    let Some(session) = start_session().await else {
+        return;
+    };
+    let b = &session.browser;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(data.join("signatures/cuda")).unwrap();
+    std::fs::create_dir_all(data.join("articles/cuda")).unwrap();
+    std::fs::write(
+        data.join("signatures/cuda/hostile.json"),
+        hostile_entry("cuda/hostile").to_string(),
+    )
+    .unwrap();
+    let mut article = String::from(
+        "---\ntitle: \"<script>window.__pwned = 10</script>\"\nid: cuda/hostile-article\ndate: \"2025-01-01\"\nsignatures: [cuda/hostile]\ntags: [\"<img src=x onerror=window.__pwned=11>\"]\n---\n# Heading <script>window.__pwned = 12</script>\n\n",
+    );
+    article += "<script>window.__pwned = 13</script>\n\n<iframe src=\"javascript:window.__pwned=14\"></iframe>\n\n";
+    article += "[a](javascript:window.__pwned=15) [b](JAVASCRIPT:window.__pwned=16) [c]( javascript:window.__pwned=17 ) [d](data:text/html,x) <javascript:window.__pwned=18>\n\n";
+    article += "![img](javascript:window.__pwned=19) <a href=\"javascript:window.__pwned=20\">raw</a> <b onmouseover=\"window.__pwned=21\">bold</b>\n\n";
+    article += "```python\n</code></pre><script>window.__pwned = 22</script>\n```\n\n";
+    article += &format!("{}\n\n{}\n", long_word(), HOSTILE.join("\n\n"));
+    let mut bytes = article.into_bytes();
+    bytes.extend_from_slice(b"\n\nbroken UTF-8: \xff\xfe\xc3 end\n");
+    std::fs::write(data.join("articles/cuda/hostile-article.md"), bytes).unwrap();
+
+    let kb = errata_load::KnowledgeBase::load(&data).expect("load");
+    assert_eq!(kb.entries.len(), 1);
+    assert_eq!(kb.articles.len(), 1);
+    let site_dir = dir.path().join("site");
+    let written = errata_site::render_into(&kb, &errata_site::SiteOptions::default(), &site_dir)
+        .expect("render");
+    written.replaced.remove();
+
+    // In the files: no markup of theirs, and only the site's own scripts.
+    for page in walk_html(&site_dir) {
+        let html = std::fs::read_to_string(&page).unwrap();
+        let rel = page.strip_prefix(&site_dir).unwrap().display().to_string();
+        // Their markup may appear only escaped, as text (`&lt;script&gt;…`).
+        for tag in [
+            "<script>window",
+            "<svg",
+            "<iframe",
+            "<img src=x",
+            "<a href=javascript",
+            "<a href=\"javascript",
+            "<b onmouseover",
+        ] {
+            assert!(
+                !html.contains(tag),
+                "{rel}: `{tag}` reached the page as markup"
+            );
+        }
+    }
+
+    let server = Server::start("127.0.0.1:0", site_dir.clone(), false).expect("serve");
+    let base = server.url();
+    let pages = [
+        ("entries/cuda/hostile.html", "hostile-entry-en"),
+        ("zh/entries/cuda/hostile.html", "hostile-entry-zh"),
+        ("articles/cuda/hostile-article.html", "hostile-article"),
+        ("index.html", "hostile-home"),
+    ];
+    // And every tag page their tags made.
+    let mut tag_pages: Vec<String> = std::fs::read_dir(site_dir.join("tags"))
+        .expect("tags/")
+        .map(|e| format!("tags/{}", e.expect("entry").file_name().to_string_lossy()))
+        .collect();
+    tag_pages.sort();
+    assert!(!tag_pages.is_empty());
+    let tag_shots: Vec<String> = (0..tag_pages.len())
+        .map(|i| format!("hostile-tag-{i}"))
+        .collect();
+    let pages = pages
+        .iter()
+        .map(|(p, s)| (p.to_string(), s.to_string()))
+        .chain(tag_pages.into_iter().zip(tag_shots));
+    for (page, shot) in pages {
+        let (page, shot) = (page.as_str(), shot.as_str());
+        assert!(site_dir.join(page).is_file(), "{page} was rendered");
+        b.client
+            .goto(&format!("{base}{page}"))
+            .await
+            .expect("open page");
+        // Hover and click everything, so an event handler would have its chance.
+        let report = b
+            .js(r#"
+            document.querySelectorAll("body *").forEach(function (el) {
+              ["mouseover", "focus", "click"].forEach(function (t) {
+                if (t === "click" && (el.tagName === "A" || el.tagName === "BUTTON")) return;
+                el.dispatchEvent(new Event(t));
+              });
+            });
+            var handlers = [], bad = [];
+            document.querySelectorAll("*").forEach(function (el) {
+              Array.from(el.attributes).forEach(function (a) {
+                if (/^on/i.test(a.name)) handlers.push(el.tagName + " " + a.name);
+                if (/^(href|src|action|formaction)$/i.test(a.name) && /^\s*(javascript|data|vbscript):/i.test(a.value))
+                  bad.push(el.tagName + " " + a.name + "=" + a.value.slice(0, 40));
+              });
+            });
+            // JSON-LD is data, not code; it must still parse (a `</script>` in a
+            // string would have ended it early).
+            var theirs = Array.from(document.scripts).filter(function (s) {
+              if (s.type === "application/ld+json") {
+                try { JSON.parse(s.textContent); return false; } catch (e) { return true; }
+              }
+              return !s.src || new URL(s.src).origin !== location.origin;
+            }).map(function (s) { return (s.src || s.textContent).slice(0, 60); });
+            return {pwned: typeof window.__pwned, handlers: handlers, bad: bad, theirs: theirs,
+                    iframes: document.querySelectorAll("iframe, object, embed").length,
+                    overflow: document.documentElement.scrollWidth - window.innerWidth};
+        "#)
+            .await;
+        b.shot(shot).await;
+        assert_eq!(report["pwned"], "undefined", "{page}: a hostile script ran");
+        assert_eq!(report["handlers"], json!([]), "{page}: event attributes");
+        assert_eq!(report["bad"], json!([]), "{page}: script URLs");
+        assert_eq!(
+            report["theirs"],
+            json!([]),
+            "{page}: inline or foreign scripts"
+        );
+        assert_eq!(report["iframes"], 0, "{page}: embedded frames");
+        assert!(
+            report["overflow"].as_i64().is_some_and(|o| o <= 0),
+            "{page}: the page is {} px wider than the window",
+            report["overflow"]
+        );
+        b.assert_no_console_errors(page);
+    }
+    let _ = b.client.clone().close().await;
 }
