@@ -639,3 +639,66 @@ fn contributing_names_real_commands_and_files() {
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(doc["summary"]["errors"], 0, "{doc}");
 }
+
+// ---------------------------------------------------------------------------------------
+// SECURITY.md
+
+/// SECURITY.md stays true: every file and test it names exists, and the limits it
+/// states are the ones in the code.
+#[test]
+fn security_names_real_files_tests_and_limits() {
+    let text = std::fs::read_to_string(repo().join("SECURITY.md")).unwrap();
+    let quoted: Vec<&str> = text.split('`').skip(1).step_by(2).collect();
+    let mut paths = 0;
+    for token in &quoted {
+        if ["crates/", "fuzz/", "tests/", "schema/"]
+            .iter()
+            .any(|p| token.starts_with(p))
+            && !token.contains(['*', '<', ' '])
+        {
+            paths += 1;
+            assert!(repo().join(token).exists(), "SECURITY.md names {token}");
+        }
+    }
+    assert!(paths >= 6, "{paths} paths");
+    // Test and function names (snake_case with two underscores or more) are found in
+    // the sources.
+    let mut sources = String::new();
+    for dir in ["crates", "xtask"] {
+        let mut stack = vec![repo().join(dir)];
+        while let Some(dir) = stack.pop() {
+            for item in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = item.path();
+                if path.is_dir() && !path.ends_with("target") {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs" || e == "py") {
+                    sources += &std::fs::read_to_string(&path).unwrap_or_default();
+                }
+            }
+        }
+    }
+    for token in &quoted {
+        let name = token.trim_end_matches("::tests");
+        if name.matches('_').count() >= 1
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+        {
+            assert!(sources.contains(name), "SECURITY.md names `{name}`");
+        }
+    }
+    // The limits it states.
+    let mib = |bytes: u64| format!("{} MiB", bytes >> 20);
+    assert!(text.contains(&mib(errata_load::MAX_FILE_BYTES)), "file limit");
+    assert!(
+        text.contains(&format!("{} MiB pieces", errata_consumer::MAX_LINE_BYTES >> 20)),
+        "line pieces"
+    );
+    let limits = errata_consumer::archive::Limits::DEFAULT;
+    assert!(text.contains(&format!("{} GiB decompressed", limits.total_bytes >> 30)));
+    assert!(text.contains(&format!("{} per member", mib(limits.member_bytes))));
+    assert!(text.contains(&format!(
+        "{},{:03} members",
+        limits.members / 1000,
+        limits.members % 1000
+    )));
+    assert!(!text.contains("FUZZ_REPORT"), "the fuzzing report is filled in");
+}
