@@ -687,9 +687,15 @@ fn security_names_real_files_tests_and_limits() {
     }
     // The limits it states.
     let mib = |bytes: u64| format!("{} MiB", bytes >> 20);
-    assert!(text.contains(&mib(errata_load::MAX_FILE_BYTES)), "file limit");
     assert!(
-        text.contains(&format!("{} MiB pieces", errata_consumer::MAX_LINE_BYTES >> 20)),
+        text.contains(&mib(errata_load::MAX_FILE_BYTES)),
+        "file limit"
+    );
+    assert!(
+        text.contains(&format!(
+            "{} MiB pieces",
+            errata_consumer::MAX_LINE_BYTES >> 20
+        )),
         "line pieces"
     );
     let limits = errata_consumer::archive::Limits::DEFAULT;
@@ -700,5 +706,8 @@ fn security_names_real_files_tests_and_limits() {
         limits.members / 1000,
         limits.members % 1000
     )));
-    assert!(!text.contains("FUZZ_REPORT"), "the fuzzing report is filled in");
+    assert!(
+        !text.contains("FUZZ_REPORT"),
+        "the fuzzing report is filled in"
+    );
 }
