@@ -323,6 +323,15 @@ impl DirLock {
     }
 }
 
+/// Whether the process that named a temporary file `pid` is known to be gone, so the
+/// file is abandoned: never our own pid, and `false` where liveness cannot be told
+/// (no `/proc`), so that nothing another process may still be writing is removed.
+pub fn process_is_gone(pid: u32) -> bool {
+    Path::new("/proc/self").exists()
+        && pid != std::process::id()
+        && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
 fn parent_of(out: &Path) -> PathBuf {
     match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -359,10 +368,7 @@ fn recover_abandoned(parent: &Path, name: &str, out: &Path) {
             _ => continue,
         };
         let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
-        if let Some(pid) = pid
-            && pid != std::process::id()
-            && !Path::new(&format!("/proc/{pid}")).exists()
-        {
+        if pid.is_some_and(process_is_gone) {
             abandoned.push((old, item.path()));
         }
     }

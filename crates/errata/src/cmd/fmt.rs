@@ -112,9 +112,6 @@ const TMP_SUFFIX: &str = ".errata-tmp";
 /// Removes the temporary files of [`write_atomically`] that a killed `errata fmt` or
 /// `errata new` left in `dir` (Linux: only those whose process is gone).
 pub fn remove_abandoned(dir: &std::path::Path) {
-    if !std::path::Path::new("/proc/self").exists() {
-        return;
-    }
     let Ok(items) = std::fs::read_dir(dir) else {
         return;
     };
@@ -125,10 +122,7 @@ pub fn remove_abandoned(dir: &std::path::Path) {
             .filter(|_| name.starts_with('.'))
             .and_then(|rest| rest.rsplit('.').next())
             .and_then(|pid| pid.parse::<u32>().ok());
-        if let Some(pid) = pid
-            && pid != std::process::id()
-            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
-        {
+        if pid.is_some_and(errata_outdir::process_is_gone) {
             let _ = std::fs::remove_file(item.path());
         }
     }
