@@ -88,7 +88,8 @@ fn an_archive_that_decompresses_past_the_total_is_refused_mid_stream() {
     }
     let refs: Vec<&[u8]> = pieces.iter().map(Vec::as_slice).collect();
     let bytes = gzip(&refs, 0);
-    assert!(bytes.len() < 64 << 10, "{} bytes", bytes.len());
+    // (The size depends on the deflate backend the workspace unifies to.)
+    assert!(bytes.len() < 1 << 20, "{} bytes", bytes.len());
     let err = message(Archive::read_with_limits(
         bytes.as_slice(),
         &|_| false,
