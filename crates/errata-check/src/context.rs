@@ -16,6 +16,9 @@ pub(crate) struct Ctx<'a> {
     pub article_ids: HashMap<&'a str, &'a errata_load::ArticleDoc>,
     /// Normalised article path → article, for resolving relative links.
     pub article_paths: HashMap<std::path::PathBuf, &'a errata_load::ArticleDoc>,
+    /// The data directory with symbolic links resolved (`None` when it cannot be: a
+    /// knowledge base loaded from memory), to tell whether a link target leaves it.
+    pub canonical_root: Option<std::path::PathBuf>,
     /// Every entry's regex: whether it compiles, matches its own signature, and which
     /// signatures it matches.
     pub regexes: Regexes,
@@ -43,12 +46,14 @@ impl<'a> Ctx<'a> {
             .map(|a| (crate::rules::normalize_path(&a.path), a))
             .collect();
         let regexes = Regexes::new(kb);
+        let canonical_root = kb.root.canonicalize().ok();
         Ctx {
             kb,
             today,
             ids,
             article_ids,
             article_paths,
+            canonical_root,
             regexes,
         }
     }

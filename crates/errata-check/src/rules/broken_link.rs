@@ -44,7 +44,7 @@ pub(super) fn article(cx: &Ctx<'_>, doc: &ArticleDoc, out: &mut Vec<Diagnostic>)
             // A link that leaves the data directory is never looked up: the site has no
             // page there, and a check run on a pull request must not tell its author
             // which files exist on the machine that runs it.
-            if !inside(&cx.kb.root, &target) {
+            if !inside(&cx.kb.root, cx.canonical_root.as_deref(), &target) {
                 out.push(
                     diag(
                         RULE,
@@ -114,8 +114,8 @@ fn has_scheme(dest: &str) -> bool {
 }
 
 /// Whether `target` (normalised) is `root` or under it, lexically and once symbolic
-/// links are resolved.
-fn inside(root: &Path, target: &Path) -> bool {
+/// links are resolved (`canonical_root`: `root` resolved, once per check).
+fn inside(root: &Path, canonical_root: Option<&Path>, target: &Path) -> bool {
     let root_norm = normalize(root);
     let lexically = if root_norm.as_os_str().is_empty() {
         !matches!(target.components().next(), Some(Component::ParentDir)) && !target.is_absolute()
@@ -126,8 +126,8 @@ fn inside(root: &Path, target: &Path) -> bool {
         return false;
     }
     // A symbolic link inside the data directory may still lead out of it.
-    match (root.canonicalize(), target.canonicalize()) {
-        (Ok(root), Ok(target)) => target.starts_with(root),
+    match (canonical_root, target.canonicalize()) {
+        (Some(root), Ok(target)) => target.starts_with(root),
         // Missing: reported as such by the caller.
         _ => true,
     }
