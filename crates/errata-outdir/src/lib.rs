@@ -151,14 +151,7 @@ impl Staging {
     /// [`Staging::begin_keeping`], a file that already exists is an error of kind
     /// `AlreadyExists`: every output owns its path.
     pub fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), Error> {
-        let path = self.checked_path(rel)?;
-        if self.keeping {
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::new(&path, e)),
-            }
-        }
+        let path = self.path_for_new(rel)?;
         if let Some(old) = self.previous.as_ref().map(|p| p.join(rel))
             && same_bytes(&old, bytes)
         {
@@ -178,11 +171,22 @@ impl Staging {
     /// for the files a reader verifies by hash, so that even a power cut leaves either
     /// the old file or the whole new one.
     pub fn write_durable(&self, rel: &str, bytes: &[u8]) -> Result<(), Error> {
+        let path = self.path_for_new(rel)?;
+        in_new_dir(&path, || create_new(&path, bytes, true)).map_err(|e| Error::new(&path, e))
+    }
+
+    /// The staging path for a new file `rel` ([`Staging::checked_path`]); under
+    /// [`Staging::begin_keeping`], the previous file there (a link) is removed first.
+    fn path_for_new(&self, rel: &str) -> Result<PathBuf, Error> {
         let path = self.checked_path(rel)?;
         if self.keeping {
-            let _ = std::fs::remove_file(&path);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::new(&path, e)),
+            }
         }
-        in_new_dir(&path, || create_new(&path, bytes, true)).map_err(|e| Error::new(&path, e))
+        Ok(path)
     }
 
     /// A relative path inside the staging directory; anything else (absolute, `..`,
