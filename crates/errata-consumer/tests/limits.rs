@@ -57,6 +57,11 @@ fn message(result: Result<Archive, Error>) -> String {
     }
 }
 
+/// Why `bytes` is refused under [`small`] limits (keeping no member's content).
+fn refused_with_small_limits(bytes: &[u8]) -> String {
+    message(Archive::read_with_limits(bytes, &|_| false, &small()))
+}
+
 #[test]
 fn a_member_claiming_100_gb_is_refused_before_it_is_read() {
     // A few hundred bytes of archive whose one member says it holds 100 GB: refused on
@@ -90,11 +95,7 @@ fn an_archive_that_decompresses_past_the_total_is_refused_mid_stream() {
     let bytes = gzip(&refs, 0);
     // (The size depends on the deflate backend the workspace unifies to.)
     assert!(bytes.len() < 1 << 20, "{} bytes", bytes.len());
-    let err = message(Archive::read_with_limits(
-        bytes.as_slice(),
-        &|_| false,
-        &small(),
-    ));
+    let err = refused_with_small_limits(&bytes);
     assert!(err.contains("more than any bundle holds"), "{err}");
     // With room for it, the same archive reads (so the refusal above is the limit's).
     let roomy = Limits {
@@ -113,11 +114,7 @@ fn zeros_after_the_end_of_the_archive_count_too() {
     tar.extend_from_slice(&[0u8; 1024]); // end-of-archive blocks
     let bytes = gzip(&[&tar], 64 << 20);
     assert!(bytes.len() < 1 << 20, "{} bytes", bytes.len());
-    let err = message(Archive::read_with_limits(
-        bytes.as_slice(),
-        &|_| false,
-        &small(),
-    ));
+    let err = refused_with_small_limits(&bytes);
     assert!(err.contains("more than any bundle holds"), "{err}");
 }
 
@@ -128,11 +125,7 @@ fn too_many_members_are_refused() {
         tar.extend(header(&format!("e/{i}.json"), 0));
     }
     let bytes = gzip(&[&tar], 0);
-    let err = message(Archive::read_with_limits(
-        bytes.as_slice(),
-        &|_| false,
-        &small(),
-    ));
+    let err = refused_with_small_limits(&bytes);
     assert!(err.contains("more than 100 members"), "{err}");
 }
 

@@ -7,25 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{errata, repo};
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-/// A real entry with its references dropped, as `id`.
-fn entry(id: &str) -> serde_json::Value {
-    let text =
-        std::fs::read_to_string(repo().join("data/signatures/cuda/out-of-memory.json")).unwrap();
-    let mut entry: serde_json::Value = serde_json::from_str(&text).unwrap();
-    entry["id"] = id.into();
-    entry["transition_graph"] = serde_json::json!({
-        "leads_to": [], "preceded_by": [], "frequently_confused_with": []
-    });
-    entry
-}
+use common::{errata, standalone_entry as entry, write_file as write};
 
 /// Every path under `dir`, relative, sorted.
 fn tree(dir: &Path) -> Vec<String> {

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{command, repo};
+use common::{command, repo, standalone_entry, write_file as write};
 
 /// What a run ended with, and the most memory it held (VmHWM, polled while it ran).
 struct Ended {
@@ -118,24 +118,13 @@ fn a_1_gib_single_line_log_is_scanned_in_bounded_memory() {
 
 /// A knowledge base of one real entry (its references dropped) in `dir/data`.
 fn one_entry(dir: &Path) -> serde_json::Value {
-    let text =
-        std::fs::read_to_string(repo().join("data/signatures/cuda/out-of-memory.json")).unwrap();
-    let mut entry: serde_json::Value = serde_json::from_str(&text).unwrap();
-    entry["transition_graph"] = serde_json::json!({
-        "leads_to": [], "preceded_by": [], "frequently_confused_with": []
-    });
+    let entry = standalone_entry("cuda/out-of-memory");
     write(
         dir,
         "data/signatures/cuda/out-of-memory.json",
         &entry.to_string(),
     );
     entry
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 #[test]

@@ -126,3 +126,23 @@ pub fn git(dir: &Path, args: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Writes `text` to `root/rel`, creating its directory.
+pub fn write_file(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().expect("a file in a directory")).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The repository's `cuda/out-of-memory` entry as `id`, with its references dropped, so
+/// that it checks on its own in a one-entry knowledge base.
+pub fn standalone_entry(id: &str) -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(repo().join("data/signatures/cuda/out-of-memory.json")).unwrap();
+    let mut entry: serde_json::Value = serde_json::from_str(&text).unwrap();
+    entry["id"] = id.into();
+    entry["transition_graph"] = serde_json::json!({
+        "leads_to": [], "preceded_by": [], "frequently_confused_with": []
+    });
+    entry
+}
