@@ -1,6 +1,6 @@
 //! `cargo xtask snippets [PATH…] [--tier static|compile|run] [--format human|json]
 //! [--pack DIR] [--ingest DIR] [--allow-no-gpu] [--trusted | --allow FILE]
-//! [--print-allow]`: verify the snippets of the knowledge base (DESIGN.md, "Snippets").
+//! [--print-allow] [--pack-sanitizer]`: verify the snippets of the knowledge base (DESIGN.md, "Snippets").
 //! The work is done by the `errata-snippets` library.
 //!
 //! - The default tier is the highest this machine can do, but never `run` unless
@@ -12,7 +12,9 @@
 //!   the allow-list"), so an unreviewed snippet never passes.
 //! - `--print-allow` prints an allow-list of the runnable snippets under PATH (their
 //!   sha256), for a maintainer to commit after review; nothing is verified.
-//! - `--pack DIR` also writes a runner pack for a GPU machine without Rust:
+//! - `--pack DIR` also writes a runner pack for a GPU machine without Rust (at most
+//!   24 MiB: `run.py`, `manifest.json` and one `payload.tar.gz`; the machine's own
+//!   compute-sanitizer and PyTorch are used, `--pack-sanitizer` carries one):
 //!   copy DIR there, run `python3 run.py`, bring `results.json` back, and
 //!   `cargo xtask snippets --ingest DIR` classifies the results and writes run records.
 //! - Exit 1 when any snippet contradicts its expectation (or could not be verified).
@@ -33,6 +35,7 @@ struct Args {
     allow_no_gpu: bool,
     trust: Trust,
     print_allow: bool,
+    pack_sanitizer: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args> {
@@ -45,6 +48,7 @@ fn parse(args: &[String]) -> Result<Args> {
         allow_no_gpu: false,
         trust: Trust::Nobody,
         print_allow: false,
+        pack_sanitizer: false,
     };
     let mut trusted = false;
     let mut allow: Option<PathBuf> = None;
@@ -79,6 +83,7 @@ fn parse(args: &[String]) -> Result<Args> {
                 allow = Some(PathBuf::from(value("--allow")?));
             }
             "--print-allow" => a.print_allow = true,
+            "--pack-sanitizer" => a.pack_sanitizer = true,
             s if s.starts_with('-') => bail!("unknown option `{s}`"),
             s => a.paths.push(PathBuf::from(s)),
         }
@@ -275,6 +280,7 @@ pub fn run(args: &[String]) -> Result<()> {
             .with_progress(!args.json)
             .with_allow_no_gpu(args.allow_no_gpu)
             .with_pack_dir(args.pack.clone())
+            .with_pack_sanitizer(args.pack_sanitizer)
             .with_trust(args.trust.clone());
         let v = errata_snippets::verify(snippets, &opts);
         let (existing, errors) = record::load_all(root, snippets);

@@ -94,6 +94,9 @@ pub fn compile(
         cmd.arg("-rdc=true");
     }
     cmd.arg("-o").arg(&out_path).arg(&src);
+    if !object_only {
+        cmd.args(tc.link_args());
+    }
     if device_launches {
         // After the source: the linker resolves cudadevrt's symbols in order.
         cmd.arg("-lcudadevrt");

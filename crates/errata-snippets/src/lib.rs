@@ -77,6 +77,10 @@ pub struct Options {
     pub trust: Trust,
     /// Time and output limits of python3, shellcheck and nvcc.
     pub tool_limits: exec::Limits,
+    /// Carry compute-sanitizer in the pack (a fallback for a GPU machine without one).
+    pub pack_sanitizer: bool,
+    /// The pack's size limit ([`pack::PACK_BUDGET`] when `None`).
+    pub pack_budget: Option<u64>,
 }
 
 impl Options {
@@ -90,7 +94,21 @@ impl Options {
             pack_dir: None,
             trust: Trust::Nobody,
             tool_limits: exec::Limits::default(),
+            pack_sanitizer: false,
+            pack_budget: None,
         }
+    }
+
+    /// Sets [`Options::pack_sanitizer`].
+    pub fn with_pack_sanitizer(mut self, on: bool) -> Options {
+        self.pack_sanitizer = on;
+        self
+    }
+
+    /// Sets [`Options::pack_budget`].
+    pub fn with_pack_budget(mut self, bytes: Option<u64>) -> Options {
+        self.pack_budget = bytes;
+        self
     }
 
     /// Sets [`Options::progress`].
@@ -236,6 +254,7 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
         .prefix("errata-snippets-")
         .tempdir();
     let mut nvcc_version = None;
+    let mut runtime_dir = None;
     if opts.tier == Tier::Static {
         for &i in &cuda {
             state[i] = done(
@@ -271,6 +290,7 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
                 },
                 (Ok(tc), Ok(dir)) => {
                     nvcc_version = Some(tc.nvcc_version.clone());
+                    runtime_dir = Some(tc.root.join("lib"));
                     let c = compile::compile(&progs[i], snippets, tc, &dir, opts.tool_limits);
                     State {
                         tier: Tier::Compile,
@@ -339,20 +359,22 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
                 .map_err(|e| e.to_string()),
         };
         let result = pack_dir.and_then(|dir| {
-            // compute-sanitizer travels in the pack when a snippet expects a finding; if
-            // it cannot be installed, the runner looks on the GPU machine's PATH.
-            let wants_sanitizer = runnables
-                .iter()
-                .any(|r| matches!(r.program.expect(), Expect::Sanitizer(_)));
-            let sanitizer = wants_sanitizer
+            // The GPU machine's own compute-sanitizer is used unless one is asked to
+            // travel (it would take the pack over its budget).
+            let sanitizer = opts
+                .pack_sanitizer
                 .then(|| toolchain::ensure_sanitizer(&opts.cache_dir).ok())
                 .flatten();
             let m = pack::write_pack(
                 &dir,
                 &runnables,
                 snippets,
-                nvcc_version.as_deref(),
-                sanitizer.as_deref(),
+                &pack::PackOptions {
+                    nvcc_version: nvcc_version.clone(),
+                    runtime_dir: runtime_dir.clone(),
+                    sanitizer,
+                    budget: opts.pack_budget,
+                },
             )?;
             Ok((dir, m))
         });

@@ -14,7 +14,7 @@ use crate::extract::{Program, Snippet};
 use crate::harness;
 use crate::outcome::{Outcome, Tier, Verdict};
 use crate::record::{RunRecord, excerpt};
-use crate::toolchain::CUDA_WHEEL_VERSION;
+use crate::toolchain::{ARCH, CUDA_WHEEL_VERSION};
 use crate::trust::Trust;
 
 /// The runner script, embedded.
@@ -54,17 +54,30 @@ pub struct PackItem {
     pub sha256: String,
 }
 
+/// The manifest's format: 2 since the programs travel in [`PAYLOAD`].
+pub const MANIFEST_VERSION: u32 = 2;
+
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// Always 1.
+    /// [`MANIFEST_VERSION`].
     pub version: u32,
     /// sha256 over the items: ties results to their pack.
     pub pack_id: String,
     /// nvcc that compiled the binaries.
     pub nvcc_version: Option<String>,
-    /// The CUDA runtime linked into them (statically).
+    /// The CUDA runtime the binaries load.
     pub cuda_runtime: String,
+    /// `major.minor` of that runtime: the driver must support it (or the same major,
+    /// under minor-version compatibility) for the binaries to run.
+    #[serde(default)]
+    pub cuda_version: Option<String>,
+    /// The GPU architecture the binaries hold machine code (SASS) for.
+    #[serde(default)]
+    pub arch: Option<String>,
+    /// The archive holding `bin/`, `py/`, `lib/` (absent: an older pack, loose files).
+    #[serde(default)]
+    pub payload: Option<String>,
     /// What to run.
     pub items: Vec<PackItem>,
 }
@@ -102,6 +115,54 @@ pub struct RunEnv {
     /// The largest file (stdout and stderr included) a snippet could write.
     #[serde(default)]
     pub output_limit: Option<u64>,
+    /// The newest CUDA the driver supports (`cuDriverGetVersion`), e.g. `13.0`.
+    #[serde(default)]
+    pub driver_cuda: Option<String>,
+    /// `run.py`'s comparison of the pack's CUDA with the driver's: `ok`,
+    /// `minor-version-compatibility` (same major, older minor: SASS runs, a few calls
+    /// may be refused), `driver-too-old` (older major: no binary can run) or `unknown`.
+    #[serde(default)]
+    pub cuda_compat: Option<String>,
+    /// The sentence `run.py` printed about it.
+    #[serde(default)]
+    pub cuda_compat_note: Option<String>,
+}
+
+/// The runtime's answers when the driver is older than the pack's CUDA: under
+/// minor-version compatibility such an error is the machine's, not the snippet's.
+const DRIVER_REFUSALS: &[&str] = &[
+    "cudaErrorCallRequiresNewerDriver",
+    "cudaErrorUnsupportedPtxVersion",
+    "cudaErrorInsufficientDriver",
+    "CUDA driver version is insufficient for CUDA runtime version",
+    "API call is not supported in the installed CUDA driver",
+    "the provided PTX was compiled with an unsupported toolchain",
+];
+
+/// An item whose failure the driver explains: the pack's CUDA is newer than the driver's,
+/// the output names one of [`DRIVER_REFUSALS`], and the snippet did not expect it.
+fn driver_explains(
+    env: &RunEnv,
+    item: &PackItem,
+    outcome: Outcome,
+    r: &ItemResult,
+) -> Option<String> {
+    let compat = env.cuda_compat.as_deref()?;
+    if !matches!(compat, "minor-version-compatibility" | "driver-too-old")
+        || item.kind != "exe"
+        || !outcome.is_failure()
+    {
+        return None;
+    }
+    let refusal = DRIVER_REFUSALS.iter().find(|s| {
+        (r.stdout.contains(**s) || r.stderr.contains(**s)) && !item.expect.contains(**s)
+    })?;
+    Some(format!(
+        "`{refusal}` is the driver's answer, not this snippet's error: {}",
+        env.cuda_compat_note
+            .as_deref()
+            .unwrap_or("the pack's CUDA is newer than the driver's")
+    ))
 }
 
 /// From `nvidia-smi --query-gpu=name,compute_cap,driver_version`.
@@ -165,6 +226,32 @@ pub struct Runnable<'a> {
     pub binary: Option<PathBuf>,
 }
 
+/// The largest pack [`write_pack`] writes: a GPU session carries the pack and the
+/// working tree together within 64 MiB, so the pack keeps well under half of that.
+pub const PACK_BUDGET: u64 = 24 * 1024 * 1024;
+
+/// The pack's one archive: binaries, scripts and the CUDA runtime, unpacked by `run.py`
+/// with Python's standard library (`tarfile`, `gzip`) on the GPU machine.
+pub const PAYLOAD: &str = "payload.tar.gz";
+
+/// The shared CUDA runtime the binaries load (their `RUNPATH` is `$ORIGIN/../lib`).
+pub const RUNTIME_LIB: &str = "libcudart.so.13";
+
+/// What goes into a pack besides the programs.
+#[derive(Debug, Clone, Default)]
+pub struct PackOptions {
+    /// `nvcc --version`'s release line.
+    pub nvcc_version: Option<String>,
+    /// The directory holding [`RUNTIME_LIB`] (the toolchain's `lib/`); needed when the
+    /// pack has a binary.
+    pub runtime_dir: Option<PathBuf>,
+    /// compute-sanitizer's directory, carried only when asked for: the GPU machine's
+    /// own is used otherwise (it is 43 MiB, more than the whole budget).
+    pub sanitizer: Option<PathBuf>,
+    /// The size above which the pack is refused ([`PACK_BUDGET`] by default).
+    pub budget: Option<u64>,
+}
+
 fn needs_torch(code: &str, harness: Option<&str>) -> bool {
     harness == Some("python-torch")
         || code.lines().any(|l| {
@@ -172,17 +259,40 @@ fn needs_torch(code: &str, harness: Option<&str>) -> bool {
         })
 }
 
-/// Writes a pack into `dir` (created; must be empty or absent).
+/// One file of the payload.
+struct Member {
+    path: String,
+    source: Source,
+    executable: bool,
+}
+
+enum Source {
+    File(PathBuf),
+    Bytes(Vec<u8>),
+}
+
+impl Member {
+    fn len(&self) -> Result<u64, String> {
+        match &self.source {
+            Source::Bytes(b) => Ok(b.len() as u64),
+            Source::File(p) => std::fs::metadata(p)
+                .map(|m| m.len())
+                .map_err(|e| format!("{}: {e}", p.display())),
+        }
+    }
+}
+
+/// Writes a pack into `dir` (created): `run.py`, `manifest.json`, `README.txt` and
+/// [`PAYLOAD`]. Refuses (writing no payload) a pack over its budget, naming what is big.
 pub fn write_pack(
     dir: &Path,
     runnables: &[Runnable<'_>],
     snippets: &[Snippet],
-    nvcc_version: Option<&str>,
-    sanitizer: Option<&Path>,
+    opts: &PackOptions,
 ) -> Result<Manifest, String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
-    std::fs::create_dir_all(dir.join("bin")).map_err(|e| io(dir, e))?;
-    std::fs::create_dir_all(dir.join("py")).map_err(|e| io(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let mut members = Vec::new();
     let mut items = Vec::new();
     for (n, r) in runnables.iter().enumerate() {
         let p = r.program;
@@ -191,8 +301,11 @@ pub fn write_pack(
         let (kind, path) = match (&head.lang, &r.binary) {
             (Lang::Cuda, Some(bin)) => {
                 let rel = format!("bin/{id}");
-                let dest = dir.join(&rel);
-                std::fs::copy(bin, &dest).map_err(|e| io(&dest, e))?;
+                members.push(Member {
+                    path: rel.clone(),
+                    source: Source::File(bin.clone()),
+                    executable: true,
+                });
                 ("exe", rel)
             }
             (Lang::Python, _) => {
@@ -201,8 +314,11 @@ pub fn write_pack(
                     None => p.code.clone(),
                 };
                 let rel = format!("py/{id}.py");
-                let dest = dir.join(&rel);
-                std::fs::write(&dest, code).map_err(|e| io(&dest, e))?;
+                members.push(Member {
+                    path: rel.clone(),
+                    source: Source::Bytes(code.into_bytes()),
+                    executable: false,
+                });
                 ("python", rel)
             }
             _ => continue,
@@ -233,50 +349,169 @@ pub fn write_pack(
             sha256: p.sha256.clone(),
         });
     }
+    if items.iter().any(|i| i.kind == "exe") {
+        let lib = opts
+            .runtime_dir
+            .as_ref()
+            .map(|d| d.join(RUNTIME_LIB))
+            .filter(|p| p.is_file())
+            .ok_or_else(|| {
+                format!("the pack has CUDA binaries but no {RUNTIME_LIB} to carry for them")
+            })?;
+        members.push(Member {
+            path: format!("lib/{RUNTIME_LIB}"),
+            source: Source::File(lib),
+            executable: false,
+        });
+    }
+    if let Some(src) = opts
+        .sanitizer
+        .as_ref()
+        .filter(|_| items.iter().any(|i| i.sanitizer.is_some()))
+    {
+        sanitizer_members(src, "tools/compute-sanitizer", &mut members)?;
+    }
+    members.sort_by(|a, b| a.path.cmp(&b.path));
+
     let ids: Vec<String> = items
         .iter()
         .map(|i| format!("{}:{}", i.id, i.sha256))
         .collect();
     let manifest = Manifest {
-        version: 1,
+        version: MANIFEST_VERSION,
         pack_id: errata_load::sha256_hex(ids.join("\n").as_bytes()),
-        nvcc_version: nvcc_version.map(str::to_string),
-        cuda_runtime: format!("nvidia-cuda-runtime {CUDA_WHEEL_VERSION} (static)"),
+        nvcc_version: opts.nvcc_version.clone(),
+        cuda_runtime: format!("nvidia-cuda-runtime {CUDA_WHEEL_VERSION} (lib/{RUNTIME_LIB})"),
+        cuda_version: Some(cuda_major_minor()),
+        arch: Some(ARCH.to_string()),
+        payload: Some(PAYLOAD.to_string()),
         items,
     };
-    if let Some(src) = sanitizer.filter(|_| manifest.items.iter().any(|i| i.sanitizer.is_some())) {
-        copy_tree(src, &dir.join("tools/compute-sanitizer"))?;
+    let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
+    let files: [(&str, &[u8]); 3] = [
+        ("manifest.json", text.as_bytes()),
+        ("run.py", RUNNER_PY.as_bytes()),
+        (
+            "README.txt",
+            b"errata runner pack. On the GPU machine:  python3 run.py\n\
+              (it unpacks payload.tar.gz itself; python3 run.py --check only reports the machine)\n\
+              then bring results.json back and run:  cargo xtask snippets --ingest <this dir>\n",
+        ),
+    ];
+    // The payload first, under a temporary name: a refused or failed pack leaves no
+    // archive a runner could take for a whole one.
+    let payload = dir.join(PAYLOAD);
+    let partial = dir.join(format!("{PAYLOAD}.partial"));
+    write_payload(&partial, &members)?;
+    let size = std::fs::metadata(&partial)
+        .map_err(|e| io(&partial, e))?
+        .len()
+        + files.iter().map(|(_, b)| b.len() as u64).sum::<u64>();
+    let budget = opts.budget.unwrap_or(PACK_BUDGET);
+    if size > budget {
+        let _ = std::fs::remove_file(&partial);
+        return Err(over_budget(size, budget, &members));
     }
-    let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
-    let mpath = dir.join("manifest.json");
-    std::fs::write(&mpath, text + "\n").map_err(|e| io(&mpath, e))?;
-    let rpath = dir.join("run.py");
-    std::fs::write(&rpath, RUNNER_PY).map_err(|e| io(&rpath, e))?;
-    let readme = dir.join("README.txt");
-    std::fs::write(
-        &readme,
-        "errata runner pack. On the GPU machine:  python3 run.py\n\
-         then bring results.json back and run:  cargo xtask snippets --ingest <this dir>\n",
-    )
-    .map_err(|e| io(&readme, e))?;
+    std::fs::rename(&partial, &payload).map_err(|e| io(&payload, e))?;
+    for (name, bytes) in files {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).map_err(|e| io(&p, e))?;
+    }
     Ok(manifest)
 }
 
-/// Copies compute-sanitizer's directory, without its `docs/` and `include/` (not needed
-/// to run it, and a quarter of its size). `fs::copy` keeps the executable bits.
-fn copy_tree(src: &Path, dest: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
-    let entries = std::fs::read_dir(src).map_err(|e| format!("{}: {e}", src.display()))?;
-    for e in entries.flatten() {
+/// `13.5` of [`CUDA_WHEEL_VERSION`]: the CUDA version the binaries' runtime needs from
+/// the driver.
+pub fn cuda_major_minor() -> String {
+    CUDA_WHEEL_VERSION
+        .split('.')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// A deterministic `tar.gz`: sorted members, no owners, mtime 0, modes 0644/0755.
+fn write_payload(path: &Path, members: &[Member]) -> Result<(), String> {
+    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let gz =
+        flate2::write::GzEncoder::new(std::io::BufWriter::new(file), flate2::Compression::best());
+    let mut tar = tar::Builder::new(gz);
+    for m in members {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(m.len()?);
+        header.set_mode(if m.executable { 0o755 } else { 0o644 });
+        header.set_mtime(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        let err = |e: std::io::Error| format!("{}: {}: {e}", path.display(), m.path);
+        match &m.source {
+            Source::Bytes(b) => tar
+                .append_data(&mut header, &m.path, b.as_slice())
+                .map_err(err)?,
+            Source::File(p) => {
+                let f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                tar.append_data(&mut header, &m.path, f).map_err(err)?
+            }
+        }
+    }
+    let gz = tar
+        .into_inner()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut w = gz
+        .finish()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    std::io::Write::flush(&mut w).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The refusal: the sizes, and the biggest members (uncompressed) so the reader knows
+/// what to drop.
+fn over_budget(size: u64, budget: u64, members: &[Member]) -> String {
+    let mib = |n: u64| n as f64 / (1024.0 * 1024.0);
+    let mut sized: Vec<(u64, &str)> = members
+        .iter()
+        .map(|m| (m.len().unwrap_or(0), m.path.as_str()))
+        .collect();
+    sized.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let top: Vec<String> = sized
+        .iter()
+        .take(5)
+        .map(|(n, p)| format!("{p} ({:.1} MiB)", mib(*n)))
+        .collect();
+    format!(
+        "the pack would be {:.1} MiB compressed, over its {:.1} MiB budget; the biggest files \
+         (uncompressed): {}",
+        mib(size),
+        mib(budget),
+        top.join(", ")
+    )
+}
+
+/// compute-sanitizer's directory as payload members, without its `docs/` and
+/// `include/` (not needed to run it).
+fn sanitizer_members(src: &Path, prefix: &str, out: &mut Vec<Member>) -> Result<(), String> {
+    let mut entries: Vec<_> = std::fs::read_dir(src)
+        .map_err(|e| format!("{}: {e}", src.display()))?
+        .flatten()
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
         let name = e.file_name();
         if name == "docs" || name == "include" {
             continue;
         }
-        let (from, to) = (e.path(), dest.join(&name));
+        let from = e.path();
+        let rel = format!("{prefix}/{}", name.to_string_lossy());
         if from.is_dir() {
-            copy_tree(&from, &to)?;
+            sanitizer_members(&from, &rel, out)?;
         } else {
-            std::fs::copy(&from, &to).map_err(|err| format!("{}: {err}", to.display()))?;
+            let executable = {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::metadata(&from).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+            };
+            out.push(Member {
+                path: rel,
+                source: Source::File(from),
+                executable,
+            });
         }
     }
     Ok(())
@@ -372,12 +607,16 @@ pub fn ingest(
                             stderr: r.stderr.clone(),
                         },
                     );
-                    match (r.output_limited, results.env.output_limit) {
-                        (true, Some(n)) => (
-                            outcome,
-                            format!("output reached the runner's {n}-byte limit; {detail}"),
-                        ),
-                        _ => (outcome, detail),
+                    if let Some(why) = driver_explains(&results.env, item, outcome, r) {
+                        (Outcome::InfraError, why)
+                    } else {
+                        match (r.output_limited, results.env.output_limit) {
+                            (true, Some(n)) => (
+                                outcome,
+                                format!("output reached the runner's {n}-byte limit; {detail}"),
+                            ),
+                            _ => (outcome, detail),
+                        }
                     }
                 }
                 "skipped" if r.reason.as_deref() == Some("no-gpu") => (

@@ -40,6 +40,8 @@ pub struct Toolchain {
     pub root: PathBuf,
     /// `nvcc --version`'s release line, e.g. `Cuda compilation tools, release 13.5, V13.5.37`.
     pub nvcc_version: String,
+    /// `<cache>/cuda-<version>/link`: `libcudart.so`, the link-time name of the runtime.
+    pub link_dir: PathBuf,
 }
 
 /// The cache directory: `$ERRATA_CACHE_DIR`, else `<repo>/.errata-cache`.
@@ -78,7 +80,24 @@ impl Toolchain {
             .unwrap_or("unknown")
             .trim()
             .to_string();
-        Ok(Toolchain { root, nvcc_version })
+        let link_dir = dir.join("link");
+        let link = link_dir.join("libcudart.so");
+        if std::fs::symlink_metadata(&link).is_err() {
+            std::fs::create_dir_all(&link_dir)
+                .map_err(|e| format!("cannot create {}: {e}", link_dir.display()))?;
+            let target = Path::new("../nvidia/cu13/lib").join(crate::pack::RUNTIME_LIB);
+            // A parallel caller may have made it first: only a missing link is an error.
+            if let Err(e) = std::os::unix::fs::symlink(&target, &link)
+                && std::fs::symlink_metadata(&link).is_err()
+            {
+                return Err(format!("cannot create {}: {e}", link.display()));
+            }
+        }
+        Ok(Toolchain {
+            root,
+            nvcc_version,
+            link_dir,
+        })
     }
 
     /// `bin/nvcc`.
@@ -89,13 +108,25 @@ impl Toolchain {
     /// `nvcc` with the flags every snippet is compiled with.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(self.nvcc());
+        // `-arch=sm_90` puts sm_90 machine code (SASS) in the binary, beside compute_90
+        // PTX: on an H100/H200 nothing is JIT-compiled, so a driver older than this
+        // nvcc still runs it (minor-version compatibility covers SASS, not newer PTX).
         cmd.arg(format!("-arch={ARCH}"))
             .arg("-std=c++17")
-            // The wheels put libraries in `lib` (nvcc looks in `lib64`). The runtime is
-            // linked statically, so a binary runs on a machine with only a driver.
+            // The wheels put libraries in `lib` (nvcc looks in `lib64`).
             .arg(format!("-L{}", self.root.join("lib").display()))
-            .arg("-cudart=static");
+            // `-cudart=shared` links `-lcudart`, which needs a `libcudart.so`; the wheel
+            // has only `libcudart.so.13`, so [`Toolchain::at`] makes the link name.
+            .arg(format!("-L{}", self.link_dir.display()))
+            .arg("-cudart=shared");
         cmd
+    }
+
+    /// What a linked program adds after its sources: a RUNPATH under which the pack's
+    /// `lib/` holds the shared CUDA runtime for every binary (68 static copies, one
+    /// per binary, were 74 MiB).
+    pub fn link_args(&self) -> Vec<std::ffi::OsString> {
+        vec!["-Xlinker".into(), "-rpath=$ORIGIN/../lib".into()]
     }
 }
 

@@ -17,9 +17,24 @@ Snippet code is untrusted, so each item runs isolated as far as the OS allows:
 - with every file it writes, stdout and stderr included, limited to OUTPUT_LIMIT bytes
   (RLIMIT_FSIZE: the writer gets SIGXFSZ), no core files, and a CPU-time limit.
 
-usage: python3 run.py [--allow-no-gpu] [--only ID]... [--out results.json]
+Before anything runs it checks the machine: the GPU, its driver, and the newest CUDA
+that driver supports against the pack's CUDA (manifest `cuda_version`). A driver of an
+older major version cannot run the binaries at all (they are skipped, `driver-too-old`);
+an older minor version runs them under minor-version compatibility (the binaries carry
+SASS for the pack's `arch`, so nothing is JIT-compiled), and results.json says so, so
+that a refusal by the driver is not taken for the snippet's error on ingest.
+
+Items run in parallel (--jobs, default: the CPU count); results.json is rewritten as
+each one ends, so a run stopped half-way still returns what ran; with --deadline S no
+item starts after S seconds (the rest are recorded as skipped, `deadline`).
+
+usage: python3 run.py [--check] [--allow-no-gpu] [--jobs N] [--deadline S] [--only ID]...
+                      [--out results.json]
 """
 import binascii
+import concurrent.futures
+import ctypes
+import glob
 import json
 import os
 import platform
@@ -28,10 +43,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = HERE  # where the items' paths point: the unpacked payload (set in main)
 CAP = 64 * 1024  # bytes kept per stream: the head and the tail, where errors are
 # Largest file a snippet may write, its stdout and stderr included: a snippet that
 # prints forever is stopped by SIGXFSZ here instead of filling the disk.
@@ -75,6 +93,97 @@ def torch_facts():
     except (ValueError, IndexError):
         return None
     return {"torch_version": version, "torch_cuda": cuda, "torch_cuda_available": available}
+
+
+def driver_cuda():
+    """The newest CUDA the driver supports, as "major.minor": cuDriverGetVersion from
+    libcuda, else the "CUDA Version" nvidia-smi prints in its header."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        v = ctypes.c_int(0)
+        if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 and v.value > 0:
+            return "%d.%d" % (v.value // 1000, (v.value % 1000) // 10)
+    except (OSError, AttributeError):
+        pass
+    if shutil.which("nvidia-smi") is None:
+        return None
+    rc, out = sh(["nvidia-smi"])
+    for line in out.splitlines():
+        if "CUDA Version:" in line:
+            v = line.split("CUDA Version:")[1].split()[0]
+            if v.count(".") == 1 and all(p.isdigit() for p in v.split(".")):
+                return v
+    return None
+
+
+def version_tuple(v):
+    return tuple(int(p) for p in v.split("."))
+
+
+def cuda_compat(pack_cuda, drv):
+    """(verdict, sentence) on whether the driver can run the pack's binaries."""
+    if not pack_cuda:
+        return "unknown", "the pack does not say which CUDA its binaries need"
+    if not drv:
+        return "unknown", "the driver's CUDA version could not be read (no libcuda, no nvidia-smi)"
+    need, have = version_tuple(pack_cuda), version_tuple(drv)
+    if have >= need:
+        return "ok", "the driver supports CUDA %s; the pack needs %s" % (drv, pack_cuda)
+    if have[0] == need[0]:
+        return ("minor-version-compatibility",
+                "the pack's CUDA %s is newer than the driver's CUDA %s: its binaries run under "
+                "minor-version compatibility (SASS, no PTX JIT); a call the driver does not "
+                "support fails with cudaErrorCallRequiresNewerDriver, and that is the "
+                "driver's, not the snippet's error" % (pack_cuda, drv))
+    return ("driver-too-old",
+            "the pack's CUDA %s is newer than the driver's CUDA %s, across a major version: "
+            "its binaries cannot run here (cudaErrorInsufficientDriver), so they are skipped; "
+            "update the driver or pack with a CUDA %d.x nvcc" % (pack_cuda, drv, have[0]))
+
+
+def find_sanitizer():
+    """compute-sanitizer: $ERRATA_COMPUTE_SANITIZER, the pack's own (--pack-sanitizer),
+    the PATH, then where CUDA toolkits and NVIDIA's pip wheels put it."""
+    packed = os.path.join(ROOT, "tools", "compute-sanitizer", "compute-sanitizer")
+    candidates = [os.environ.get("ERRATA_COMPUTE_SANITIZER"), packed,
+                  shutil.which("compute-sanitizer")]
+    for pattern in ("/usr/local/cuda/compute-sanitizer/compute-sanitizer",
+                    "/usr/local/cuda*/compute-sanitizer/compute-sanitizer",
+                    "/usr/local/cuda*/bin/compute-sanitizer",
+                    "/opt/nvidia/*/compute-sanitizer/compute-sanitizer"):
+        candidates.extend(sorted(glob.glob(pattern)))
+    for path in sys.path:
+        candidates.extend(sorted(glob.glob(os.path.join(
+            path, "nvidia", "cu*", "compute-sanitizer", "compute-sanitizer"))))
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def unpack(manifest):
+    """Unpacks the payload next to run.py (once) and returns the directory items'
+    paths are relative to. Members must stay inside it (checked here, since
+    tarfile's own `filter` exists only from Python 3.12 and some 3.8-3.11 updates)."""
+    name = manifest.get("payload")
+    if not name:
+        return HERE  # an older pack: loose files
+    dest = os.path.join(HERE, "payload")
+    stamp = os.path.join(dest, ".unpacked-" + manifest["pack_id"])
+    if os.path.exists(stamp):
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    with tarfile.open(os.path.join(HERE, name), "r:gz") as tar:
+        for m in tar.getmembers():
+            target = os.path.realpath(os.path.join(dest, m.name))
+            if not (m.isfile() or m.isdir()) or not target.startswith(os.path.realpath(dest) + os.sep):
+                raise SystemExit("run.py: refusing payload member %r" % m.name)
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, filter="data")
+        else:
+            tar.extractall(dest)
+    open(stamp, "w").close()
+    return dest
 
 
 def read_capped(path):
@@ -192,7 +301,7 @@ def run_item(item, sanitizer, isolate):
 def run_in(work, item, sanitizer, isolate):
     out_path = os.path.join(work, ".stdout")
     err_path = os.path.join(work, ".stderr")
-    target = os.path.join(HERE, item["path"])
+    target = os.path.join(ROOT, item["path"])
     cmd = [target] if item["kind"] == "exe" else [sys.executable, target]
     if item.get("sanitizer"):
         cmd = [sanitizer, "--tool", item["sanitizer"]] + cmd
@@ -231,55 +340,108 @@ def run_in(work, item, sanitizer, isolate):
     }
 
 
+def option(argv, name, default=None):
+    if name in argv[:-1]:
+        return argv[argv.index(name) + 1]
+    return default
+
+
+def write_results(out_file, manifest, env, results):
+    """Rewrites results.json whole (a temporary file renamed over it), sorted by id:
+    a reader never sees half a file, and a run cut short leaves what ended."""
+    tmp = out_file + ".partial"
+    ordered = sorted(results, key=lambda r: r["id"])
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"version": 1, "pack": manifest["pack_id"], "env": env, "results": ordered},
+                  f, indent=1)
+    os.replace(tmp, out_file)
+
+
 def main(argv):
+    global ROOT
     allow_no_gpu = "--allow-no-gpu" in argv
     only = {argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--only"}
-    out_file = os.path.join(HERE, "results.json")
-    if "--out" in argv[:-1]:
-        out_file = argv[argv.index("--out") + 1]
+    out_file = os.path.abspath(option(argv, "--out", os.path.join(HERE, "results.json")))
+    jobs = max(1, int(option(argv, "--jobs", os.cpu_count() or 1)))
+    deadline = option(argv, "--deadline")
+    deadline = time.monotonic() + float(deadline) if deadline else None
     with open(os.path.join(HERE, "manifest.json"), encoding="utf-8") as f:
         manifest = json.load(f)
+    ROOT = unpack(manifest)
     gpu = gpu_facts()
+    drv = driver_cuda() if gpu else None
+    compat, compat_note = cuda_compat(manifest.get("cuda_version"), drv)
+    sys.stderr.write("gpu: %s; driver %s, CUDA %s; pack: CUDA %s, %s\n" % (
+        gpu["gpu_name"] if gpu else "none",
+        gpu["driver_version"] if gpu else "-", drv or "?",
+        manifest.get("cuda_version") or "?", manifest.get("arch") or "?"))
+    if gpu:
+        sys.stderr.write("%s: %s\n" % (compat, compat_note))
+        if gpu["compute_capability"].replace(".", "") != (manifest.get("arch") or "sm_").split("_")[-1]:
+            sys.stderr.write("warning: the binaries hold SASS for %s, this GPU is %s: the "
+                             "driver JIT-compiles their PTX\n" % (manifest.get("arch"), gpu["compute_capability"]))
     needs_torch = any(i["needs_torch"] for i in manifest["items"])
     torch = torch_facts() if needs_torch else None
-    packed = os.path.join(HERE, "tools", "compute-sanitizer", "compute-sanitizer")
-    sanitizer = (os.environ.get("ERRATA_COMPUTE_SANITIZER")
-                 or (packed if os.access(packed, os.X_OK) else None)
-                 or shutil.which("compute-sanitizer"))
-    isolate, why = network_isolation()
+    sanitizer = find_sanitizer()
     env = {
         "gpu": gpu,
         "python_version": platform.python_version(),
         "torch": torch,
         "compute_sanitizer": sanitizer,
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "network_isolated": isolate is not None,
-        "network_note": why,
+        "driver_cuda": drv,
+        "cuda_compat": compat if gpu else None,
+        "cuda_compat_note": compat_note if gpu else None,
         "output_limit": OUTPUT_LIMIT,
     }
+    if "--check" in argv:
+        env["torch"] = torch_facts()
+        json.dump(env, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return
+    isolate, why = network_isolation()
+    env.update(network_isolated=isolate is not None, network_note=why, jobs=jobs)
     if why:
         sys.stderr.write("warning: snippets run WITH network access: %s\n" % why)
     items = [i for i in manifest["items"] if not only or i["id"] in only]
     results = []
-    for n, item in enumerate(items, 1):
-        sys.stderr.write("[%d/%d] %s:%d\n" % (n, len(items), item["file"], item["line"]))
-        sys.stderr.flush()
+    lock = threading.Lock()
+    done = [0]
+
+    def finish(item, result):
+        with lock:
+            results.append(result)
+            done[0] += 1
+            sys.stderr.write("[%d/%d] %s %s:%d%s\n" % (
+                done[0], len(items), result["status"], item["file"], item["line"],
+                " (%s)" % result["reason"] if result.get("reason") else ""))
+            sys.stderr.flush()
+            write_results(out_file, manifest, env, results)
+
+    def one(item):
         reason = None
         if gpu is None and (item["needs_gpu"] or not allow_no_gpu):
             reason = "no-gpu"
+        elif item["kind"] == "exe" and compat == "driver-too-old":
+            reason = "driver-too-old: " + compat_note
         elif item["needs_torch"] and torch is None:
             reason = "no-torch"
         elif item.get("sanitizer") and not sanitizer:
             reason = "no-compute-sanitizer"
+        elif deadline is not None and time.monotonic() > deadline:
+            reason = "deadline"
         if reason:
-            results.append({"id": item["id"], "status": "skipped", "reason": reason})
-            continue
+            return finish(item, {"id": item["id"], "status": "skipped", "reason": reason})
         try:
-            results.append(run_item(item, sanitizer, isolate))
+            result = run_item(item, sanitizer, isolate)
         except OSError as e:
-            results.append({"id": item["id"], "status": "error", "reason": str(e)})
-    with open(out_file, "w", encoding="utf-8") as f:
-        json.dump({"version": 1, "pack": manifest["pack_id"], "env": env, "results": results}, f, indent=1)
+            result = {"id": item["id"], "status": "error", "reason": str(e)}
+        finish(item, result)
+
+    write_results(out_file, manifest, env, results)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        for f in [pool.submit(one, i) for i in items]:
+            f.result()
     sys.stderr.write("results: %s\n" % out_file)
 
 
