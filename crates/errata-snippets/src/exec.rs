@@ -214,9 +214,22 @@ mod tests {
         c
     }
 
+    /// Whether `pid` is still running a second after it was killed: SIGKILL is
+    /// delivered asynchronously, so a loaded machine can show the process for a moment
+    /// after `killpg` returned.
     fn alive(pid: &str) -> bool {
-        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
-            .is_ok_and(|s| !s.contains(") Z "))
+        let running = || {
+            std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+                .is_ok_and(|s| !s.contains(") Z "))
+        };
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while running() {
+            if Instant::now() > deadline {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
     }
 
     #[test]

@@ -36,9 +36,22 @@ fn at<'a>(verdicts: &'a [Verdict], file_end: &str, line: usize) -> &'a Verdict {
         .unwrap_or_else(|| panic!("no verdict for {file_end}:{line} in {verdicts:#?}"))
 }
 
-/// Whether a process runs (a zombie awaiting its parent does not).
+/// Whether a process still runs a second after it was killed (a zombie awaiting its
+/// parent does not): SIGKILL is delivered asynchronously, so a loaded machine can show
+/// the process for a moment after the kill returned.
 fn alive(pid: &str) -> bool {
-    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|s| !s.contains(") Z "))
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .is_ok_and(|s| !s.contains(") Z "))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while running() {
+        if std::time::Instant::now() > deadline {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
 }
 
 /// A throw-away data directory with one article holding `body`.
@@ -706,8 +719,21 @@ mod data {
         let snippets = load(&repo().join("data"));
         let verifiable: Vec<_> = snippets.iter().filter(|s| s.is_verifiable()).collect();
         assert!(verifiable.len() > 20, "only {} snippets", verifiable.len());
-        let v = verify(&snippets, &Options::new(Tier::Compile, cache())).verdicts;
+        // Trusted and packed as a GPU session packs it (issue 21), so the pack's size is
+        // measured on the real data.
+        let out = tempfile::tempdir().expect("tempdir");
+        let packdir = out.path().join("pack");
+        let run = verify(
+            &snippets,
+            &Options::new(Tier::Compile, cache())
+                .with_pack_dir(Some(packdir.clone()))
+                .with_trust(Trust::All),
+        );
+        let v = run.verdicts;
         assert_eq!(v.len(), verifiable.len());
+        let manifest = run.manifest.expect("a pack of data/");
+        super::travel::assert_travels(&packdir, &manifest);
+        super::travel::dry_run_skips_everything(&packdir, &manifest, &snippets);
         for s in &verifiable {
             let got = v
                 .iter()
@@ -990,6 +1016,332 @@ mod trust_gate {
         let r = pack::run_local(&packdir, true, &Trust::All).expect("runs");
         assert_eq!(r.results[0].status, "ran");
         assert!(marker.exists());
+    }
+}
+
+/// The runner pack as it travels to a lent GPU (issue 21): small, self-contained, and
+/// honest about the machine it lands on. Checked with the real runner (python3) and, for
+/// the machine, a fake `nvidia-smi` first on the PATH.
+mod travel {
+    use super::*;
+    use errata_snippets::pack::{self, Manifest, PACK_BUDGET, PAYLOAD, RUNTIME_LIB};
+
+    /// The payload's member names (`tar tzf`, read with the same crates a user would).
+    fn members(packdir: &Path) -> Vec<String> {
+        let f = std::fs::File::open(packdir.join(PAYLOAD)).expect("payload");
+        let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(f));
+        tar.entries()
+            .expect("entries")
+            .map(|e| {
+                e.expect("entry")
+                    .path()
+                    .expect("path")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    }
+
+    fn size(packdir: &Path) -> u64 {
+        std::fs::read_dir(packdir)
+            .expect("pack dir")
+            .flatten()
+            .filter(|e| e.path().is_file())
+            .map(|e| e.metadata().map(|m| m.len()).unwrap_or(0))
+            .sum()
+    }
+
+    /// Under budget, one archive, the runtime once, no compute-sanitizer, every item's
+    /// file inside, the CUDA version and architecture named.
+    pub fn assert_travels(packdir: &Path, m: &Manifest) {
+        let bytes = size(packdir);
+        assert!(bytes < PACK_BUDGET, "pack of data/ is {bytes} bytes");
+        let names = members(packdir);
+        assert!(
+            names.iter().all(|n| !n.contains("compute-sanitizer")),
+            "{names:?}"
+        );
+        assert_eq!(
+            names.iter().filter(|n| n.ends_with(RUNTIME_LIB)).count(),
+            1,
+            "{names:?}"
+        );
+        for item in &m.items {
+            assert!(
+                names.contains(&item.path),
+                "{} not in the payload",
+                item.path
+            );
+        }
+        assert_eq!(
+            m.cuda_version.as_deref(),
+            Some(pack::cuda_major_minor().as_str())
+        );
+        assert_eq!(m.arch.as_deref(), Some(errata_snippets::toolchain::ARCH));
+        // Nothing but the three files and the payload travels.
+        let mut files: Vec<String> = std::fs::read_dir(packdir)
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files, ["README.txt", "manifest.json", PAYLOAD, "run.py"]);
+    }
+
+    /// A directory whose `nvidia-smi` says what `script` says.
+    fn fake_nvidia_smi(script: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("nvidia-smi");
+        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).expect("write");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        dir
+    }
+
+    /// A GPU whose driver supports CUDA `cuda` (as nvidia-smi's header says it).
+    fn fake_gpu(cuda: &str) -> tempfile::TempDir {
+        fake_nvidia_smi(&format!(
+            "case \"$1\" in\n\
+             --query-gpu=*) echo 'NVIDIA H200, 9.0, 580.159.04' ;;\n\
+             -L) echo 'GPU 0: NVIDIA H200 (UUID: GPU-0)' ;;\n\
+             *) echo '| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: {cuda}     |' ;;\n\
+             esac"
+        ))
+    }
+
+    fn with_path(dir: &Path) -> String {
+        format!(
+            "{}:{}",
+            dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
+    fn run_py(packdir: &Path, path: &str, args: &[&str]) -> std::process::Output {
+        let out = std::process::Command::new("python3")
+            .arg(packdir.join("run.py"))
+            .args(args)
+            .env("PATH", path)
+            .output()
+            .expect("python3 run.py");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    fn results(packdir: &Path) -> pack::Results {
+        pack::read_results(&packdir.join("results.json")).expect("results.json")
+    }
+
+    fn current(snippets: &[Snippet]) -> Vec<(String, usize, String)> {
+        errata_snippets::programs(snippets)
+            .iter()
+            .map(|p| {
+                let h = &snippets[p.parts[0]];
+                (h.data_file.clone(), h.line, p.sha256.clone())
+            })
+            .collect()
+    }
+
+    /// The CPU dry run of the command a GPU session runs: on a machine without a GPU
+    /// every item is skipped, and ingesting that writes no run record.
+    pub fn dry_run_skips_everything(packdir: &Path, m: &Manifest, snippets: &[Snippet]) {
+        let no_gpu = fake_nvidia_smi("exit 9");
+        run_py(packdir, &with_path(no_gpu.path()), &["--jobs", "2"]);
+        let r = results(packdir);
+        assert_eq!(r.results.len(), m.items.len());
+        assert!(
+            r.results
+                .iter()
+                .all(|i| i.status == "skipped" && i.reason.as_deref() == Some("no-gpu")),
+            "{:?}",
+            r.results.iter().find(|i| i.status != "skipped")
+        );
+        let (verdicts, records) = pack::ingest(m, &r, &current(snippets)).expect("ingest");
+        assert_eq!(verdicts.len(), m.items.len());
+        assert!(verdicts.iter().all(|v| v.outcome == Outcome::SkippedNoGpu));
+        assert!(records.is_empty(), "{records:?}");
+    }
+
+    const TWO: &str = "```cuda harness=cuda-main\nint *d = nullptr;\nCUDA_CHECK(cudaMalloc(&d, 16));\n```\n\n\
+                       ```python\nprint('runs on any machine')\n```\n";
+
+    /// Packs [`TWO`] and sets the CUDA version the manifest says its binaries need.
+    fn two_items(cuda: &str) -> (tempfile::TempDir, PathBuf, Manifest) {
+        let dir = article(TWO);
+        let packdir = dir.path().join("pack");
+        let opts = Options::new(Tier::Compile, cache())
+            .with_pack_dir(Some(packdir.clone()))
+            .with_trust(Trust::All);
+        let mut m = verify(&load(dir.path()), &opts).manifest.expect("pack");
+        assert_eq!(m.items.len(), 2);
+        m.cuda_version = Some(cuda.to_string());
+        let text = serde_json::to_string_pretty(&m).expect("json");
+        std::fs::write(packdir.join("manifest.json"), text).expect("manifest");
+        (dir, packdir, m)
+    }
+
+    /// A pack whose CUDA is a major version past the driver's: said plainly before
+    /// anything runs (`--check` and the run), its binaries skipped, and on ingest an
+    /// infra-error that names the driver, never the snippet's error. The Python item,
+    /// which needs no CUDA runtime of the pack, still runs.
+    #[test]
+    fn a_driver_older_than_the_packs_cuda_is_reported_as_such() {
+        let (dir, packdir, m) = two_items("99.0");
+        let gpu = fake_gpu("13.0");
+        let path = with_path(gpu.path());
+        let check = run_py(&packdir, &path, &["--check"]);
+        let env: serde_json::Value = serde_json::from_slice(&check.stdout).expect("--check json");
+        assert_eq!(env["cuda_compat"], "driver-too-old", "{env:#}");
+        assert!(
+            !packdir.join("results.json").exists(),
+            "--check ran something"
+        );
+
+        let out = run_py(&packdir, &path, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("the pack's CUDA 99.0 is newer than the driver's CUDA"),
+            "{stderr}"
+        );
+        let r = results(&packdir);
+        assert_eq!(r.env.cuda_compat.as_deref(), Some("driver-too-old"));
+        let exe = r.results.iter().find(|i| i.id == "0000").expect("exe item");
+        assert_eq!(exe.status, "skipped");
+        assert!(
+            exe.reason
+                .as_deref()
+                .is_some_and(|s| s.starts_with("driver-too-old")),
+            "{exe:?}"
+        );
+        let py = r
+            .results
+            .iter()
+            .find(|i| i.id == "0001")
+            .expect("python item");
+        assert_eq!(py.status, "ran");
+        let (verdicts, records) =
+            pack::ingest(&m, &r, &current(&load(dir.path()))).expect("ingest");
+        let v = at(&verdicts, "t.md", 6);
+        assert_eq!(v.outcome, Outcome::InfraError, "{v:?}");
+        assert!(v.detail.contains("driver-too-old"), "{}", v.detail);
+        assert_eq!(records.len(), 1, "only the Python item ran: {records:?}");
+    }
+
+    /// The same major version, an older minor: the binaries run (minor-version
+    /// compatibility), and a failure whose output is the driver's refusal is an
+    /// infra-error on ingest, not the entry's error. Without a GPU here, libcudart's
+    /// real answer (`cudaErrorInsufficientDriver`, no driver at all) stands in for it.
+    #[test]
+    fn a_driver_refusal_under_minor_version_compatibility_is_not_the_snippets_error() {
+        let (dir, packdir, m) = two_items("13.99");
+        let gpu = fake_gpu("13.0");
+        let out = run_py(&packdir, &with_path(gpu.path()), &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("minor-version compatibility"), "{stderr}");
+        let r = results(&packdir);
+        assert_eq!(
+            r.env.cuda_compat.as_deref(),
+            Some("minor-version-compatibility")
+        );
+        let exe = r.results.iter().find(|i| i.id == "0000").expect("exe item");
+        assert_eq!(exe.status, "ran", "{exe:?}");
+        let (verdicts, _) = pack::ingest(&m, &r, &current(&load(dir.path()))).expect("ingest");
+        let v = at(&verdicts, "t.md", 6);
+        if exe.stderr.contains("cudaErrorInsufficientDriver") {
+            assert_eq!(v.outcome, Outcome::InfraError, "{v:?}");
+            assert!(v.detail.contains("the driver's answer"), "{}", v.detail);
+        } else {
+            // A machine with a working driver: the program simply passes.
+            assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
+        }
+    }
+
+    /// A pack over its budget is refused by the pack command itself, naming what is big,
+    /// and leaves no payload a runner could mistake for a whole one.
+    #[test]
+    fn a_pack_over_its_budget_is_refused_with_its_biggest_files() {
+        let dir = article(TWO);
+        let packdir = dir.path().join("pack");
+        let opts = Options::new(Tier::Compile, cache())
+            .with_pack_dir(Some(packdir.clone()))
+            .with_trust(Trust::All)
+            .with_pack_budget(Some(1000));
+        let run = verify(&load(dir.path()), &opts);
+        assert!(run.manifest.is_none());
+        let v = at(&run.verdicts, "t.md", 6);
+        assert_eq!(v.outcome, Outcome::InfraError);
+        assert!(
+            v.detail.contains("over its 0.0 MiB budget") && v.detail.contains(RUNTIME_LIB),
+            "{}",
+            v.detail
+        );
+        assert!(!packdir.join(PAYLOAD).exists());
+        assert!(!packdir.join(format!("{PAYLOAD}.partial")).exists());
+    }
+
+    /// A payload member that would land outside `payload/` (a `..` path, a symbolic
+    /// link) stops `run.py` before anything is unpacked or run.
+    #[test]
+    fn a_payload_that_reaches_out_is_not_unpacked() {
+        for hostile in ["../escaped", "link"] {
+            let (dir, packdir, _m) = two_items(&pack::cuda_major_minor());
+            let payload = packdir.join(PAYLOAD);
+            let gz = flate2::write::GzEncoder::new(
+                std::fs::File::create(&payload).expect("payload"),
+                flate2::Compression::default(),
+            );
+            let mut tar = tar::Builder::new(gz);
+            let mut h = tar::Header::new_gnu();
+            if hostile == "link" {
+                h.set_entry_type(tar::EntryType::Symlink);
+                h.set_size(0);
+                tar.append_link(&mut h, "py/0001.py", "/etc/passwd")
+                    .expect("link member");
+            } else {
+                h.set_size(1);
+                h.set_mode(0o644);
+                // `append_data` refuses `..`; the raw name is what a hostile pack holds.
+                h.as_gnu_mut().expect("gnu").name[..hostile.len()]
+                    .copy_from_slice(hostile.as_bytes());
+                h.set_cksum();
+                tar.append(&h, &b"x"[..]).expect("member");
+            }
+            tar.into_inner().expect("tar").finish().expect("gz");
+            let out = std::process::Command::new("python3")
+                .arg(packdir.join("run.py"))
+                .arg("--allow-no-gpu")
+                .output()
+                .expect("python3 run.py");
+            assert!(!out.status.success(), "{hostile}: run.py went on");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("refusing payload member"), "{stderr}");
+            assert!(!packdir.join("escaped").exists() && !dir.path().join("escaped").exists());
+            assert!(!packdir.join("payload/py/0001.py").exists());
+            assert!(!packdir.join("results.json").exists());
+        }
+    }
+
+    /// `--deadline`: no item starts after it; the rest are recorded, not lost.
+    #[test]
+    fn items_past_the_deadline_are_recorded_as_skipped() {
+        let (_dir, packdir, m) = two_items(&pack::cuda_major_minor());
+        run_py(
+            &packdir,
+            &std::env::var("PATH").unwrap_or_default(),
+            &["--allow-no-gpu", "--deadline", "0"],
+        );
+        let r = results(&packdir);
+        assert_eq!(r.results.len(), m.items.len());
+        for i in &r.results {
+            assert!(
+                i.status == "skipped" && matches!(i.reason.as_deref(), Some("deadline" | "no-gpu")),
+                "{i:?}"
+            );
+        }
     }
 }
 
