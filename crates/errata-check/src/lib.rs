@@ -25,6 +25,7 @@ use errata_model::{Diagnostic, Severity};
 
 mod canonical;
 mod context;
+pub mod migrate;
 mod regexes;
 pub mod rules;
 mod schema;

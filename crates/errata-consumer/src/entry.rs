@@ -48,6 +48,8 @@ pub struct Entry {
     pub root_cause_zh: String,
     /// What people try that does not help.
     pub dead_ends: Vec<DeadEnd>,
+    /// The dead ends in Chinese, one per dead end (what was tried and why it fails).
+    pub dead_ends_zh: Vec<String>,
     /// What helps.
     pub workarounds: Vec<Workaround>,
     /// One Chinese text per workaround.
@@ -73,8 +75,10 @@ pub struct DeadEnd {
     pub action: String,
     /// Why it does not help.
     pub why_fails: String,
-    /// How often it fails, 0 to 1.
+    /// How often it fails, 0 to 1: K/N of a counted basis, else an editor's estimate.
     pub fail_rate: f64,
+    /// What `fail_rate` rests on (absent in bundles older than schema 2).
+    pub basis: Option<errata_model::Basis>,
     /// When this applies.
     pub condition: String,
     /// Where the claim comes from.
@@ -87,8 +91,10 @@ pub struct DeadEnd {
 pub struct Workaround {
     /// What to do.
     pub action: String,
-    /// How often it works, 0 to 1.
+    /// How often it works, 0 to 1: K/N of a counted basis, else an editor's estimate.
     pub success_rate: f64,
+    /// What `success_rate` rests on (absent in bundles older than schema 2).
+    pub basis: Option<errata_model::Basis>,
     /// How to do it.
     pub how: String,
     /// When this applies.
@@ -112,6 +118,8 @@ struct Typed {
     root_cause_zh: String,
     #[serde(default)]
     dead_ends: Vec<DeadEnd>,
+    #[serde(default)]
+    dead_ends_zh: Vec<String>,
     #[serde(default)]
     workarounds: Vec<Workaround>,
     #[serde(default)]
@@ -138,6 +146,7 @@ impl Entry {
             root_cause: t.root_cause,
             root_cause_zh: t.root_cause_zh,
             dead_ends: t.dead_ends,
+            dead_ends_zh: t.dead_ends_zh,
             workarounds: t.workarounds,
             workarounds_zh: t.workarounds_zh,
             verification_tier: t.verification_tier,
@@ -179,6 +188,13 @@ impl Entry {
                     action: pick(lang, &w.action, zh),
                     detail: &w.how,
                     rate: w.success_rate,
+                    basis: w.basis.as_ref(),
+                    evidence: errata_model::rate_shown(
+                        w.success_rate,
+                        w.basis.as_ref(),
+                        false,
+                        lang == Lang::Zh,
+                    ),
                     sources: &w.sources,
                 }
             })
@@ -187,11 +203,27 @@ impl Entry {
         let mut dead_ends: Vec<Step<'_>> = self
             .dead_ends
             .iter()
-            .map(|d| Step {
-                action: &d.action,
-                detail: &d.why_fails,
-                rate: d.fail_rate,
-                sources: &d.sources,
+            .enumerate()
+            .map(|(i, d)| {
+                // In Chinese, one string says what was tried and why it fails.
+                let zh = self.dead_ends_zh.get(i).map_or("", String::as_str);
+                let (action, detail) = match lang {
+                    Lang::Zh if !zh.trim().is_empty() => (zh, ""),
+                    _ => (d.action.as_str(), d.why_fails.as_str()),
+                };
+                Step {
+                    action,
+                    detail,
+                    rate: d.fail_rate,
+                    basis: d.basis.as_ref(),
+                    evidence: errata_model::rate_shown(
+                        d.fail_rate,
+                        d.basis.as_ref(),
+                        true,
+                        lang == Lang::Zh,
+                    ),
+                    sources: &d.sources,
+                }
             })
             .collect();
         dead_ends.sort_by(|a, b| b.rate.total_cmp(&a.rate));
@@ -221,10 +253,29 @@ pub struct Step<'a> {
     pub action: &'a str,
     /// How to do it (workaround) or why it fails (dead end).
     pub detail: &'a str,
-    /// Success rate (workaround) or fail rate (dead end), 0 to 1.
+    /// Success rate (workaround) or fail rate (dead end), 0 to 1: a measurement only
+    /// when [`Step::is_counted`]; otherwise an editor's estimate, to be shown as
+    /// [`Step::evidence`] and never as a percentage.
     pub rate: f64,
+    /// What the rate rests on.
+    pub basis: Option<&'a errata_model::Basis>,
+    /// The rate as it is shown: "failed in 3 of 4 reports (95% interval 30–95%)" or
+    /// "usually works (editor's estimate)", in the advice's language.
+    pub evidence: String,
     /// Where the claim comes from.
     pub sources: &'a [String],
+}
+
+impl Step<'_> {
+    /// `(k, n)` when the rate was counted (reports, runs or outcome records).
+    pub fn counted(&self) -> Option<(u64, u64)> {
+        self.basis.and_then(errata_model::Basis::counted)
+    }
+
+    /// Whether the rate is a count rather than an estimate.
+    pub fn is_counted(&self) -> bool {
+        self.counted().is_some()
+    }
 }
 
 /// The Chinese text when asked for and present, else the English.

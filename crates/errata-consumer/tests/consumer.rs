@@ -117,6 +117,51 @@ fn opens_and_matches_with_advice() {
     let json = found[0].to_json(Lang::En);
     assert_eq!(json["id"], "cuda/illegal");
     assert_eq!(json["workarounds"][0]["action"], "high");
+    // No basis (a bundle from before schema 2): an estimate, shown as words, with no
+    // number a reader could take for a measurement.
+    assert_eq!(json["workarounds"][0]["success_rate"], Value::Null);
+    assert_eq!(json["workarounds"][0]["basis"]["kind"], "estimate");
+    assert_eq!(
+        json["workarounds"][0]["evidence"],
+        "almost always works (editor's estimate)"
+    );
+    assert_eq!(advice.dead_ends[0].evidence, "几乎总是无效（编者估计）");
+}
+
+#[test]
+fn counted_rates_are_shown_as_counts_and_chinese_dead_ends_are_used() {
+    let mut entries = sample();
+    let illegal = entries
+        .iter_mut()
+        .find(|e| e["id"] == "cuda/illegal")
+        .expect("cuda/illegal in the sample");
+    illegal["dead_ends"][0]["basis"] =
+        serde_json::json!({"kind": "reports", "n": 4, "k": 3, "items": []});
+    illegal["dead_ends"][0]["fail_rate"] = 0.75.into();
+    illegal["dead_ends_zh"] = serde_json::json!(["重启机器：问题不在机器上。"]);
+    let bundle = Bundle::from_bytes(&bundle_bytes(&entries, |_| {})).unwrap();
+    let found = bundle.match_text("an illegal memory access was encountered");
+    let en = found[0].entry.advice(Lang::En);
+    assert_eq!(
+        en.dead_ends[0].evidence,
+        "failed in 3 of 4 reports (95% interval 30–95%)"
+    );
+    assert_eq!(en.dead_ends[0].counted(), Some((3, 4)));
+    let zh = found[0].entry.advice(Lang::Zh);
+    assert_eq!(
+        (zh.dead_ends[0].action, zh.dead_ends[0].detail),
+        ("重启机器：问题不在机器上。", "")
+    );
+    assert_eq!(
+        zh.dead_ends[0].evidence,
+        "4 份报告中 3 份无效（95% 区间 30–95%）"
+    );
+    let json = found[0].to_json(Lang::En);
+    assert_eq!(json["dead_ends"][0]["fail_rate"], 0.75);
+    assert_eq!(
+        json["dead_ends"][0]["basis"],
+        serde_json::json!({"kind": "reports", "k": 3, "n": 4})
+    );
 }
 
 #[test]

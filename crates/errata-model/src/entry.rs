@@ -27,6 +27,7 @@ pub struct Entry {
     pub versions: Vec<VersionInfo>,
     pub os_specific: BTreeMap<String, String>,
     pub dead_ends: Vec<DeadEnd>,
+    pub dead_ends_zh: Vec<String>,
     pub workarounds: Vec<Workaround>,
     pub workarounds_zh: Vec<String>,
     pub transition_graph: TransitionGraph,
@@ -91,6 +92,8 @@ pub struct DeadEnd {
     pub action: String,
     pub why_fails: String,
     pub fail_rate: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub basis: Option<Basis>,
     pub condition: String,
     pub sources: Vec<String>,
 }
@@ -102,9 +105,190 @@ pub struct DeadEnd {
 pub struct Workaround {
     pub action: String,
     pub success_rate: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub basis: Option<Basis>,
     pub how: String,
     pub condition: String,
     pub sources: Vec<String>,
+}
+
+/// What a rate rests on (DESIGN.md, "Evidence"): K of N counted reports, runs or
+/// outcome records, or an editor's estimate with nothing counted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Basis {
+    /// `reports`, `runs`, `outcomes` or `estimate` (the schema holds the list).
+    pub kind: String,
+    /// How many were counted (absent for an estimate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n: Option<u64>,
+    /// How many of them went the rate's way: failed for a dead end, worked for a
+    /// workaround (absent for an estimate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k: Option<u64>,
+    /// The counted reports or runs, one each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<BasisItem>,
+}
+
+impl Basis {
+    /// `K of N` when counted; `None` for an estimate or an incomplete basis.
+    pub fn counted(&self) -> Option<(u64, u64)> {
+        match (self.kind.as_str(), self.k, self.n) {
+            ("estimate", _, _) => None,
+            (_, Some(k), Some(n)) if n > 0 && k <= n => Some((k, n)),
+            _ => None,
+        }
+    }
+}
+
+/// One counted report (`url`) or run (`run`: `<data file>:<line>` of the snippet).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BasisItem {
+    /// The thread, with the comment anchor where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The run record's snippet, `<data file>:<line>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// `failed` or `worked`.
+    pub outcome: String,
+    /// The reporter's own words that show the action and the outcome.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub quote: String,
+}
+
+/// The words an estimated rate is shown with (never a percentage): `rate` is the
+/// editor's judgement of how often a dead end fails or a workaround works.
+/// Returns `(english, chinese)`.
+pub fn estimate_words(rate: f64, dead_end: bool) -> (&'static str, &'static str) {
+    match (dead_end, rate) {
+        (true, r) if r >= 0.85 => ("almost always fails", "几乎总是无效"),
+        (true, r) if r >= 0.6 => ("usually fails", "通常无效"),
+        (true, r) if r >= 0.4 => ("often fails", "经常无效"),
+        (true, _) => ("sometimes fails", "有时无效"),
+        (false, r) if r >= 0.85 => ("almost always works", "几乎总是有效"),
+        (false, r) if r >= 0.6 => ("usually works", "通常有效"),
+        (false, r) if r >= 0.4 => ("often works", "经常有效"),
+        (false, _) => ("sometimes works", "有时有效"),
+    }
+}
+
+/// The 95% Wilson score interval of K successes in N trials, as `(low, high)`: the
+/// range shown beside a small count so "3 of 3" does not read as a certainty.
+pub fn wilson_interval(k: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = 1.959_963_984_540_054_f64;
+    let (k, n) = (k as f64, n as f64);
+    let p = k / n;
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * ((p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt()) / denom;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// How a rate is shown everywhere (site, `errata match`, the consumer crate, Python,
+/// MCP): a counted basis as "3 of 4 reports" (with its 95% interval below 20), anything
+/// else as words marked as an estimate, never as a bare percentage. `dead_end` picks
+/// "fails" or "works"; `zh` the language.
+pub fn rate_shown(rate: f64, basis: Option<&Basis>, dead_end: bool, zh: bool) -> String {
+    let counted = basis.and_then(|b| b.counted().map(|kn| (b.kind.as_str(), kn)));
+    let Some((kind, (k, n))) = counted else {
+        let (en, cn) = estimate_words(rate, dead_end);
+        return if zh {
+            format!("{cn}（编者估计）")
+        } else {
+            format!("{en} (editor's estimate)")
+        };
+    };
+    let interval = (n < 20).then(|| {
+        let (lo, hi) = wilson_interval(k, n);
+        (lo * 100.0, hi * 100.0)
+    });
+    if zh {
+        let (unit, measure) = match kind {
+            "runs" => ("次运行", "次"),
+            "outcomes" => ("条结果记录", "条"),
+            _ => ("份报告", "份"),
+        };
+        let verdict = if dead_end { "无效" } else { "有效" };
+        let mut s = format!("{n} {unit}中 {k} {measure}{verdict}");
+        if let Some((lo, hi)) = interval {
+            s.push_str(&format!("（95% 区间 {lo:.0}–{hi:.0}%）"));
+        }
+        s
+    } else {
+        let unit = match kind {
+            "runs" => "runs",
+            "outcomes" => "recorded outcomes",
+            _ => "reports",
+        };
+        let verdict = if dead_end { "failed" } else { "worked" };
+        let mut s = format!("{verdict} in {k} of {n} {unit}");
+        if let Some((lo, hi)) = interval {
+            s.push_str(&format!(" (95% interval {lo:.0}–{hi:.0}%)"));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod evidence_tests {
+    use super::*;
+
+    fn counted(kind: &str, k: u64, n: u64) -> Basis {
+        Basis {
+            kind: kind.into(),
+            n: Some(n),
+            k: Some(k),
+            items: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn estimates_are_words_and_counts_are_counts() {
+        let est = Basis {
+            kind: "estimate".into(),
+            ..Basis::default()
+        };
+        assert_eq!(
+            rate_shown(0.9, Some(&est), true, false),
+            "almost always fails (editor's estimate)"
+        );
+        assert_eq!(rate_shown(0.5, None, false, true), "经常有效（编者估计）");
+        assert!(!rate_shown(0.73, Some(&est), true, false).contains('%'));
+        assert_eq!(
+            rate_shown(0.75, Some(&counted("reports", 3, 4)), true, false),
+            "failed in 3 of 4 reports (95% interval 30–95%)"
+        );
+        assert_eq!(
+            rate_shown(0.75, Some(&counted("reports", 3, 4)), false, true),
+            "4 份报告中 3 份有效（95% 区间 30–95%）"
+        );
+        assert_eq!(
+            rate_shown(0.85, Some(&counted("runs", 17, 20)), false, false),
+            "worked in 17 of 20 runs"
+        );
+    }
+
+    #[test]
+    fn wilson_interval_known_values() {
+        // 3 of 4: 0.301 to 0.954 (Wilson, z = 1.96).
+        let (lo, hi) = wilson_interval(3, 4);
+        assert!(
+            (lo - 0.3006).abs() < 1e-3 && (hi - 0.9544).abs() < 1e-3,
+            "{lo} {hi}"
+        );
+        assert_eq!(wilson_interval(0, 0), (0.0, 1.0));
+        let (lo, hi) = wilson_interval(10, 10);
+        assert!(
+            (hi - 1.0).abs() < 1e-9 && lo > 0.69 && lo < 0.73,
+            "{lo} {hi}"
+        );
+    }
 }
 
 /// Links to other entries (by id).

@@ -31,5 +31,8 @@ pub mod snippet;
 pub mod status_codes;
 
 pub use diagnostic::{Anchor, Diagnostic, Location, Severity};
-pub use entry::{DeadEnd, Entry, Snippet, TransitionGraph, VersionInfo, Workaround};
+pub use entry::{
+    Basis, BasisItem, DeadEnd, Entry, Snippet, TransitionGraph, VersionInfo, Workaround,
+    estimate_words, rate_shown, wilson_interval,
+};
 pub use frontmatter::FrontMatter;

@@ -31,8 +31,13 @@ pub struct DeadEnd {
     action: String,
     /// Why it does not help.
     why_fails: String,
-    /// How often it fails, 0 to 1.
-    fail_rate: f64,
+    /// How often it fails, 0 to 1, when it was counted (`basis` is `reports`, `runs` or
+    /// `outcomes`); `None` for an editor's estimate, which `evidence` puts in words.
+    fail_rate: Option<f64>,
+    /// `reports`, `runs`, `outcomes` or `estimate`.
+    basis: String,
+    /// The rate as shown: "failed in 3 of 4 reports (…)" or "usually fails (editor's estimate)".
+    evidence: String,
     /// Where the claim comes from.
     sources: Vec<String>,
 }
@@ -41,8 +46,8 @@ pub struct DeadEnd {
 impl DeadEnd {
     fn __repr__(&self) -> String {
         format!(
-            "DeadEnd(action={:?}, fail_rate={})",
-            self.action, self.fail_rate
+            "DeadEnd(action={:?}, evidence={:?})",
+            self.action, self.evidence
         )
     }
 }
@@ -55,8 +60,13 @@ pub struct Workaround {
     action: String,
     /// How to do it.
     how: String,
-    /// How often it works, 0 to 1.
-    success_rate: f64,
+    /// How often it works, 0 to 1, when it was counted (`basis` is `reports`, `runs` or
+    /// `outcomes`); `None` for an editor's estimate, which `evidence` puts in words.
+    success_rate: Option<f64>,
+    /// `reports`, `runs`, `outcomes` or `estimate`.
+    basis: String,
+    /// The rate as shown: "worked in 3 of 4 reports (…)" or "usually works (editor's estimate)".
+    evidence: String,
     /// Where the claim comes from.
     sources: Vec<String>,
 }
@@ -65,8 +75,8 @@ pub struct Workaround {
 impl Workaround {
     fn __repr__(&self) -> String {
         format!(
-            "Workaround(action={:?}, success_rate={})",
-            self.action, self.success_rate
+            "Workaround(action={:?}, evidence={:?})",
+            self.action, self.evidence
         )
     }
 }
@@ -132,7 +142,9 @@ impl Match {
                 .map(|s| DeadEnd {
                     action: s.action.to_string(),
                     why_fails: s.detail.to_string(),
-                    fail_rate: s.rate,
+                    fail_rate: s.is_counted().then_some(s.rate),
+                    basis: basis_kind(s),
+                    evidence: s.evidence.clone(),
                     sources: s.sources.to_vec(),
                 })
                 .collect(),
@@ -142,13 +154,23 @@ impl Match {
                 .map(|s| Workaround {
                     action: s.action.to_string(),
                     how: s.detail.to_string(),
-                    success_rate: s.rate,
+                    success_rate: s.is_counted().then_some(s.rate),
+                    basis: basis_kind(s),
+                    evidence: s.evidence.clone(),
                     sources: s.sources.to_vec(),
                 })
                 .collect(),
             sources,
             verification: entry.verification_tier.clone(),
         }
+    }
+}
+
+/// What a step's rate rests on: its counted kind, else `estimate`.
+fn basis_kind(s: &errata_consumer::Step<'_>) -> String {
+    match (s.counted(), s.basis) {
+        (Some(_), Some(b)) => b.kind.clone(),
+        _ => "estimate".to_string(),
     }
 }
 

@@ -101,7 +101,11 @@ struct WorkaroundView<'v> {
     action: String,
     action_lang: &'static str,
     how: String,
-    pct: i64,
+    /// The measured share, only when the rate was counted: drawn as a meter.
+    pct: Option<i64>,
+    /// The rate as shown: "worked in 3 of 4 reports (…)" or "usually works (editor's
+    /// estimate)"; never a bare percentage for an estimate.
+    evidence: String,
     condition: &'v str,
     sources: Vec<SourceLink<'v>>,
 }
@@ -110,7 +114,12 @@ struct WorkaroundView<'v> {
 struct DeadEndView<'v> {
     action: String,
     why_fails: String,
-    pct: i64,
+    /// The measured share, only when the rate was counted: drawn as a meter.
+    pct: Option<i64>,
+    /// The rate as shown (as in [`WorkaroundView`], "fails" for "works").
+    evidence: String,
+    /// `en` when the text is English on a zh page.
+    lang: &'static str,
     condition: &'v str,
     sources: Vec<SourceLink<'v>>,
 }
@@ -195,8 +204,10 @@ struct EntryView<'v> {
     last_confirmed: &'v str,
     last_updated: &'v str,
     verification_tier: &'v str,
-    confidence: i64,
-    fix_success: i64,
+    /// Stored by hand, with no basis: shown as words.
+    confidence: String,
+    /// Stored by hand, with no basis: shown as words.
+    fix_success: String,
     resolvable: &'v str,
     evidence_count: u64,
     tags: Vec<TagLink<'v>>,
@@ -288,7 +299,6 @@ impl<'a> Ctx<'a> {
             e.signature.as_str()
         };
         let root_cause_zh = zh && has(&e.root_cause_zh);
-        let pct = |x: f64| (x.clamp(0.0, 1.0) * 100.0).round() as i64;
         let sources = |list: &'a [String]| list.iter().map(|s| SourceLink::of(s)).collect();
         let workarounds: Vec<WorkaroundView<'_>> = e
             .workarounds
@@ -312,7 +322,8 @@ impl<'a> Ctx<'a> {
                     } else {
                         markdown::inline_code(&w.how)
                     },
-                    pct: pct(w.success_rate),
+                    pct: counted_pct(w.basis.as_ref(), w.success_rate),
+                    evidence: errata_model::rate_shown(w.success_rate, w.basis.as_ref(), false, zh),
                     condition: &w.condition,
                     sources: sources(&w.sources),
                 }
@@ -321,12 +332,30 @@ impl<'a> Ctx<'a> {
         let dead_ends: Vec<DeadEndView<'_>> = e
             .dead_ends
             .iter()
-            .map(|d| DeadEndView {
-                action: markdown::inline_code(&d.action),
-                why_fails: markdown::inline_code(&d.why_fails),
-                pct: pct(d.fail_rate),
-                condition: &d.condition,
-                sources: sources(&d.sources),
+            .enumerate()
+            .map(|(i, d)| {
+                // On a zh page one Chinese string says what was tried and why it fails.
+                let zh_text = if zh {
+                    e.dead_ends_zh.get(i).filter(|s| has(s))
+                } else {
+                    None
+                };
+                DeadEndView {
+                    action: markdown::inline_code(
+                        zh_text.map_or(d.action.as_str(), String::as_str),
+                    ),
+                    why_fails: if zh_text.is_some() {
+                        String::new()
+                    } else {
+                        markdown::inline_code(&d.why_fails)
+                    },
+                    pct: counted_pct(d.basis.as_ref(), d.fail_rate),
+                    evidence: errata_model::rate_shown(d.fail_rate, d.basis.as_ref(), true, zh),
+                    lang: if zh && zh_text.is_none() { "en" } else { "" },
+                    // The Chinese text carries the condition too.
+                    condition: if zh_text.is_some() { "" } else { &d.condition },
+                    sources: sources(&d.sources),
+                }
             })
             .collect();
         let graph: Vec<GraphGroup<'_>> = [
@@ -458,8 +487,8 @@ impl<'a> Ctx<'a> {
             last_confirmed: &e.last_confirmed,
             last_updated: &e.last_updated,
             verification_tier: &e.verification_tier,
-            confidence: pct(e.confidence),
-            fix_success: pct(e.fix_success_rate),
+            confidence: estimate_in_words(e.confidence, zh),
+            fix_success: estimate_in_words(e.fix_success_rate, zh),
             resolvable: &e.resolvable,
             evidence_count: e.evidence_count,
             tags: e
@@ -695,4 +724,28 @@ fn longest_backtick_run(text: &str) -> usize {
         }
     }
     best
+}
+
+/// A counted rate as a whole percentage for the meter; `None` for an estimate, which
+/// gets words instead (a meter would make it look measured).
+fn counted_pct(basis: Option<&errata_model::Basis>, rate: f64) -> Option<i64> {
+    basis
+        .and_then(errata_model::Basis::counted)
+        .map(|_| (rate.clamp(0.0, 1.0) * 100.0).round() as i64)
+}
+
+/// `confidence` and `fix_success_rate` rest on nothing counted: a level in words,
+/// marked as an estimate.
+fn estimate_in_words(rate: f64, zh: bool) -> String {
+    let (en, cn) = match rate {
+        r if r >= 0.85 => ("high", "高"),
+        r if r >= 0.6 => ("fairly high", "较高"),
+        r if r >= 0.4 => ("moderate", "中等"),
+        _ => ("low", "低"),
+    };
+    if zh {
+        format!("{cn}（编者估计）")
+    } else {
+        format!("{en} (editor's estimate)")
+    }
 }

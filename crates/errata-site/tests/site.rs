@@ -197,13 +197,28 @@ fn real_data_entry_pages_show_every_field() {
             e.workarounds.len(),
             "{path}: workarounds"
         );
+        // A bar only for a counted rate; an estimate is words, never a percentage.
         let rates: Vec<String> = attrs(&en, ".work meter", "value");
+        let counted = |b: Option<&errata_model::Basis>| b.and_then(|b| b.counted()).is_some();
         let expected: Vec<String> = e
             .workarounds
             .iter()
+            .filter(|w| counted(w.basis.as_ref()))
             .map(|w| ((w.success_rate * 100.0).round() as i64).to_string())
             .collect();
         assert_eq!(rates, expected, "{path}: success-rate bars");
+        let shown = texts(&en, ".work .rate");
+        assert_eq!(shown.len(), e.workarounds.len(), "{path}");
+        for (w, text) in e.workarounds.iter().zip(&shown) {
+            if counted(w.basis.as_ref()) {
+                assert!(text.contains(" of "), "{path}: {text}");
+            } else {
+                assert!(
+                    text.contains("editor's estimate") && !text.contains('%'),
+                    "{path}: an estimate shown as {text:?}"
+                );
+            }
+        }
         if let Some(code) = &e.error_code {
             assert!(
                 texts(&en, "code").iter().any(|c| c == code),
@@ -251,6 +266,39 @@ fn real_data_entry_pages_show_every_field() {
                 shown,
                 first.replace('`', ""),
                 "zh/{path}: workarounds_zh used"
+            );
+        }
+        // Dead ends: the Chinese text alone, no English prose (why_fails, condition)
+        // beside it, and the rate in Chinese words or counts.
+        let dead = texts(&zh, ".dead .action");
+        assert_eq!(dead.len(), e.dead_ends.len(), "zh/{path}");
+        for (i, shown) in dead.iter().enumerate() {
+            let want = e.dead_ends_zh.get(i).map(|s| s.replace('`', ""));
+            assert_eq!(
+                Some(shown.clone()),
+                want,
+                "zh/{path}: dead_ends_zh[{i}] used"
+            );
+        }
+        assert!(
+            zh.select(&sel(".dead li[lang=en]")).next().is_none(),
+            "zh/{path}: an English dead end on the Chinese page"
+        );
+        let dead_text: String = texts(&zh, ".dead li").concat();
+        for english in e
+            .dead_ends
+            .iter()
+            .flat_map(|d| [&d.why_fails, &d.condition])
+        {
+            assert!(
+                english.trim().is_empty() || !dead_text.contains(english.as_str()),
+                "zh/{path}: English shown: {english}"
+            );
+        }
+        for rate in texts(&zh, ".dead .rate") {
+            assert!(
+                rate.contains("编者估计") || rate.contains("份"),
+                "zh/{path}: {rate}"
             );
         }
         // The API mirror is the entry as written.
@@ -544,8 +592,8 @@ fn hostile_data() -> tempfile::TempDir {
         "root_cause_type": x,
         "versions": [{"version": x, "status": x, "behavior_change": x}],
         "os_specific": {x: x},
-        "dead_ends": [{"action": x, "why_fails": x, "fail_rate": 7.5, "condition": x, "sources": ["javascript:alert(3)", "http://insecure.example", x]}],
-        "workarounds": [{"action": x, "success_rate": -1.0, "how": x, "condition": x, "sources": ["https://ok.example/a\"onmouseover=\"alert(4)"]}],
+        "dead_ends": [{"action": x, "why_fails": x, "fail_rate": 7.5, "basis": {"kind": "reports", "n": 1, "k": 1, "items": [{"url": x, "outcome": "failed", "quote": x}]}, "condition": x, "sources": ["javascript:alert(3)", "http://insecure.example", x]}],
+        "workarounds": [{"action": x, "success_rate": -1.0, "basis": {"kind": "reports", "n": 1, "k": 0, "items": [{"url": x, "outcome": "failed", "quote": x}]}, "how": x, "condition": x, "sources": ["https://ok.example/a\"onmouseover=\"alert(4)"]}],
         "workarounds_zh": [x],
         "transition_graph": {"leads_to": ["cuda/missing</a><script>"], "preceded_by": [], "frequently_confused_with": []},
         "official_doc_url": "javascript:alert(5)",
@@ -639,7 +687,7 @@ fn hostile_strings_are_escaped_everywhere() {
         "shown as text"
     );
     let meters = attrs(&entry, "meter", "value");
-    assert_eq!(meters, ["100", "0"], "rates clamped to 0..100");
+    assert_eq!(meters, ["100", "0"], "counted rates clamped to 0..100");
     assert!(
         attrs(&entry, "a.edit", "href").is_empty(),
         "non-https edit prefix ignored"

@@ -35,6 +35,8 @@ enum Command {
     Explain(cmd::explain::Args),
     /// Format entries canonically (key order, 2-space indent, trailing newline).
     Fmt(cmd::fmt::Args),
+    /// Bring entries written before the Evidence schema up to it (rates without a basis become estimates).
+    Migrate(cmd::migrate::Args),
     /// Write a new entry scaffold at `<domain>/<slug>`.
     New(cmd::new::Args),
     /// Check, then build the site and the data bundle into `dist/`.
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(args),
         Command::Explain(args) => cmd::explain::run(args),
         Command::Fmt(args) => cmd::fmt::run(args),
+        Command::Migrate(args) => cmd::migrate::run(args),
         Command::New(args) => cmd::new::run(args),
         Command::Build(args) => cmd::build::run(args),
         Command::Bundle(args) => cmd::bundle::run(args),

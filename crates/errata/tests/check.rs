@@ -575,3 +575,68 @@ fn fmt_is_canonical_idempotent_and_new_scaffolds() {
     assert!(rules.iter().all(|r| allowed.contains(r)), "{rules:?}");
     assert!(rules.contains("empty-field"));
 }
+
+/// `errata migrate` brings the seeds (schema 1: no `basis`, no `dead_ends_zh`) to schema
+/// 2 without inventing anything: every rate an estimate, an empty Chinese dead end each
+/// for `zh-missing` to point at; a second run and `--check` find nothing left to do.
+#[test]
+fn migrate_brings_schema_1_entries_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = repo_root().join("tests/fixtures/seeds/signatures/cuda");
+    let dest = dir.path().join("signatures/cuda");
+    std::fs::create_dir_all(&dest).unwrap();
+    for f in std::fs::read_dir(&src).unwrap().flatten() {
+        std::fs::copy(f.path(), dest.join(f.file_name())).unwrap();
+    }
+    let rules = |out: &Output| -> Vec<(String, String)> {
+        json_of(out)["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["rule"].as_str().unwrap().to_string(),
+                    d["pointer"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    let before = rules(&errata(dir.path(), &["check", ".", "--format", "json"]));
+    let missing = before.iter().filter(|(r, _)| r == "rate-basis-missing").count();
+    assert!(missing > 0, "{before:?}");
+
+    let check_only = errata(dir.path(), &["migrate", ".", "--check"]);
+    assert_eq!(check_only.status.code(), Some(1));
+    let out = errata(dir.path(), &["migrate", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{missing} rate(s) marked `estimate`")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("left to do"), "{stderr}");
+
+    let after = rules(&errata(dir.path(), &["check", ".", "--format", "json"]));
+    assert!(after.iter().all(|(r, _)| r != "rate-basis-missing"), "{after:?}");
+    assert!(
+        after
+            .iter()
+            .all(|(r, p)| !(r == "schema" && p.is_empty())),
+        "no missing key left: {after:?}"
+    );
+    let untranslated: Vec<&String> = after
+        .iter()
+        .filter(|(r, _)| r == "zh-missing")
+        .map(|(_, p)| p)
+        .filter(|p| p.starts_with("/dead_ends_zh/"))
+        .collect();
+    assert!(!untranslated.is_empty(), "{after:?}");
+
+    let again = errata(dir.path(), &["migrate", ".", "--check"]);
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stdout));
+    assert_eq!(
+        errata(dir.path(), &["fmt", ".", "--check"]).status.code(),
+        Some(0),
+        "migrated entries are canonically formatted"
+    );
+}

@@ -153,6 +153,34 @@ fn reads_standard_input_and_speaks_chinese() {
             .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
             .count();
         assert!(han > 10, "advice in Chinese: {}", run.stdout);
+        // Rates in Chinese words or counts, never a bare percentage for an estimate.
+        assert!(
+            run.stdout.contains("（编者估计）") || run.stdout.contains("份报告中"),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+/// Evidence: each rate `errata match` prints says what it rests on; an estimate is words
+/// ("usually fails (editor's estimate)"), never "85% fail".
+#[test]
+fn rates_are_shown_with_their_basis() {
+    let (_id, sig) = signatures().swap_remove(0);
+    let run = errata_with_stdin(&repo(), &["match"], format!("{sig}\n").as_bytes());
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let advice: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("don't:") || l.trim_start().starts_with("try:"))
+        .collect();
+    assert!(!advice.is_empty(), "{}", run.stdout);
+    for line in advice {
+        assert!(
+            line.contains("(editor's estimate)") || line.contains(" reports"),
+            "{line}"
+        );
+        assert!(!line.contains("% fail") && !line.contains("% success"), "{line}");
     }
 }
 

@@ -65,6 +65,16 @@ fn assert_answers(d: &serde_json::Value) {
     assert_eq!(found[0]["id"], "cuda/misaligned-address", "{found}");
     assert_eq!(found[0]["line"], 2);
     assert!(found[0]["workarounds"].as_array().unwrap().len() >= 2);
+    // Evidence: a rate is a number only when counted; an estimate is words.
+    for step in found[0]["workarounds"].as_array().unwrap() {
+        let evidence = step["evidence"].as_str().unwrap_or_default();
+        if step["basis"]["kind"] == "estimate" {
+            assert!(step["success_rate"].is_null(), "{step}");
+            assert!(evidence.ends_with("(editor's estimate)") && !evidence.contains('%'), "{step}");
+        } else {
+            assert!(step["success_rate"].is_number() && evidence.contains(" of "), "{step}");
+        }
+    }
     let zh = tool_json(&d["match_zh"]);
     assert_eq!(zh[0]["id"], "cuda/illegal-memory-access");
     assert!(

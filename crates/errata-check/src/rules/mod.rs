@@ -36,6 +36,8 @@ mod json_syntax;
 mod link_dead;
 mod link_redirect;
 mod mojibake;
+mod rate_basis_mismatch;
+mod rate_basis_missing;
 mod rate_range;
 mod redundant_how;
 mod regex_invalid;
@@ -98,6 +100,8 @@ const ENTRY_RULES: &[EntryRule] = &[
     date_order::entry,
     date_in_future::entry,
     rate_range::entry,
+    rate_basis_missing::entry,
+    rate_basis_mismatch::entry,
     empty_dead_end_action::entry,
     empty_field::entry,
     zh_missing::entry,

@@ -1,7 +1,8 @@
 //! `zh-missing` (error): a Chinese field is empty.
 //!
-//! `signature_zh`, `root_cause_zh` and every `workarounds_zh` item must hold the Simplified
-//! Chinese text that the Chinese site and `errata match --lang zh` show.
+//! `signature_zh`, `root_cause_zh` and every `dead_ends_zh` and `workarounds_zh` item
+//! must hold the Simplified Chinese text that the Chinese site and `errata match --lang
+//! zh` show (`errata migrate` adds an empty item per dead end for this rule to point at).
 
 use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
@@ -32,6 +33,12 @@ pub(super) fn zh_fields(e: &errata_model::Entry) -> Vec<(String, &str)> {
         ("/signature_zh".to_string(), e.signature_zh.as_str()),
         ("/root_cause_zh".to_string(), e.root_cause_zh.as_str()),
     ];
+    v.extend(
+        e.dead_ends_zh
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (format!("/dead_ends_zh/{i}"), s.as_str())),
+    );
     v.extend(
         e.workarounds_zh
             .iter()

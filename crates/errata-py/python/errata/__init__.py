@@ -87,9 +87,9 @@ def format_advice(found: List[Match], lang: str = "en") -> str:
         lines.append(f"errata: {m.id}: {m.signature}")
         lines.append(("  原因：" if zh else "  cause: ") + m.root_cause)
         for d in m.dead_ends:
-            lines.append(("  无效：" if zh else "  does not help: ") + f"{d.action} ({d.fail_rate:.0%})")
+            lines.append(("  无效：" if zh else "  does not help: ") + f"{d.action} ({d.evidence})")
         for w in m.workarounds:
-            lines.append(("  可行：" if zh else "  try: ") + f"{w.action} ({w.success_rate:.0%})")
+            lines.append(("  可行：" if zh else "  try: ") + f"{w.action} ({w.evidence})")
     return "\n".join(lines)
 
 

@@ -8,13 +8,17 @@ class BundleError(Exception): ...
 class DeadEnd:
     action: str
     why_fails: str
-    fail_rate: float
+    fail_rate: Optional[float]  # None unless counted: an estimate is `evidence` (words)
+    basis: str  # "reports" | "runs" | "outcomes" | "estimate"
+    evidence: str
     sources: List[str]
 
 class Workaround:
     action: str
     how: str
-    success_rate: float
+    success_rate: Optional[float]  # None unless counted: an estimate is `evidence` (words)
+    basis: str  # "reports" | "runs" | "outcomes" | "estimate"
+    evidence: str
     sources: List[str]
 
 class Match:

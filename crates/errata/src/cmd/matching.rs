@@ -265,20 +265,14 @@ impl Printer {
             } else {
                 s.action
             };
-            writeln!(
-                out,
-                "  {dont}: {action}  ({:.0}% fail: {})",
-                s.rate * 100.0,
-                s.detail
-            )?;
+            if s.detail.is_empty() {
+                writeln!(out, "  {dont}: {action}  ({})", s.evidence)?;
+            } else {
+                writeln!(out, "  {dont}: {action}  ({}: {})", s.evidence, s.detail)?;
+            }
         }
         for s in &advice.workarounds {
-            writeln!(
-                out,
-                "  {try_}: {}  ({:.0}% success)",
-                s.action,
-                s.rate * 100.0
-            )?;
+            writeln!(out, "  {try_}: {}  ({})", s.action, s.evidence)?;
         }
         Ok(())
     }

@@ -9,6 +9,7 @@ pub mod fmt;
 pub mod links;
 pub mod matching;
 pub mod mcp;
+pub mod migrate;
 pub mod new;
 pub mod serve;
 
