@@ -84,7 +84,7 @@ pub fn read(path: &Path) -> Result<RecordFile, String> {
 }
 
 /// Adds `records` to their files under `<data>/runs/`, replacing older records of the
-/// same snippet (same file and line); returns the files written.
+/// same snippet (same file, and same line or same code); returns the files written.
 pub fn merge_into(data_dir: &Path, records: &[RunRecord]) -> Result<Vec<PathBuf>, String> {
     let mut by_file: std::collections::BTreeMap<&str, Vec<&RunRecord>> = Default::default();
     for r in records {
@@ -114,9 +114,12 @@ pub fn merge_into(data_dir: &Path, records: &[RunRecord]) -> Result<Vec<PathBuf>
                 records: Vec::new(),
             }
         };
-        existing
-            .records
-            .retain(|old| !new.iter().any(|n| n.line == old.line));
+        // A new record replaces the old one of the same place or of the same code (the
+        // snippet moved since its last run).
+        existing.records.retain(|old| {
+            !new.iter()
+                .any(|n| n.line == old.line || n.sha256 == old.sha256)
+        });
         existing.records.extend(new.into_iter().cloned());
         existing.records.sort_by_key(|r| r.line);
         if let Some(dir) = path.parent() {
@@ -133,17 +136,20 @@ pub fn merge_into(data_dir: &Path, records: &[RunRecord]) -> Result<Vec<PathBuf>
 /// Whether a record still describes a snippet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Freshness {
-    /// The snippet at that file and line still has the recorded hash.
+    /// A snippet of that file still has the recorded hash.
     Current,
-    /// The snippet changed (or moved): the record no longer counts.
+    /// The snippet changed: the record no longer counts.
     Stale,
 }
 
-/// A record is current while some snippet of its file has its line and hash.
+/// A record is current while some snippet of its file has its hash. The line is where
+/// the snippet was when it ran: text added above it (a new source, a longer root
+/// cause) moves it without changing what ran, so it is not compared, as the site's
+/// "verified" badge does not compare it either.
 pub fn freshness(record: &RunRecord, snippets: &[(String, usize, String)]) -> Freshness {
     let current = snippets
         .iter()
-        .any(|(f, l, h)| *f == record.file && *l == record.line && *h == record.sha256);
+        .any(|(f, _, h)| *f == record.file && *h == record.sha256);
     if current {
         Freshness::Current
     } else {
@@ -234,5 +240,27 @@ mod tests {
         assert!(!dir.path().join("escaped.json").exists());
         let written = merge_into(&data, &[record("articles/cuda/ok.md")]).unwrap();
         assert_eq!(written, [data.join("runs/articles/cuda/ok.json")]);
+    }
+
+    #[test]
+    fn a_new_run_replaces_the_record_of_a_moved_snippet() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut old = record("articles/cuda/ok.md");
+        old.date = "2026-11-01".into();
+        let mut other = record("articles/cuda/ok.md");
+        other.line = 40;
+        other.sha256 = "1".repeat(64);
+        merge_into(dir.path(), &[old, other]).unwrap();
+        // The same code, now 5 lines lower: one record for it, at its new line.
+        let mut moved = record("articles/cuda/ok.md");
+        moved.line = 8;
+        merge_into(dir.path(), &[moved]).unwrap();
+        let file = read(&records_path(dir.path(), "articles/cuda/ok.md")).unwrap();
+        let lines: Vec<(usize, &str)> = file
+            .records
+            .iter()
+            .map(|r| (r.line, r.date.as_str()))
+            .collect();
+        assert_eq!(lines, [(8, "2026-11-25"), (40, "2026-11-25")]);
     }
 }

@@ -879,6 +879,10 @@ mod run_tier {
         let mut changed = result.records[0].clone();
         changed.sha256 = "0".repeat(64);
         assert_eq!(freshness(&changed, &current), Freshness::Stale);
+        // Moved (text added above it) but the same code: still current.
+        let mut moved = result.records[0].clone();
+        moved.line += 7;
+        assert_eq!(freshness(&moved, &current), Freshness::Current);
         let (all, errors) = errata_snippets::record::load_all(dir.path(), &load(dir.path()));
         assert!(errors.is_empty(), "{errors:?}");
         assert!(
