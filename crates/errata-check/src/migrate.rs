@@ -2,12 +2,15 @@
 //! `dead_ends_zh`: the seeds' shape, other knowledge bases' canons) to schema 2 without
 //! inventing anything. Every rate without a basis is marked `{"kind": "estimate"}` (which
 //! is what it was: nobody counted), and an entry without `dead_ends_zh` gets one empty
-//! string per dead end, for `zh-missing` to point at. The result is canonically
-//! formatted (as by `errata fmt`); running it again changes nothing.
+//! string per dead end, for `zh-missing` to point at. A `confidence` above what the
+//! entry's `verification_tier` supports (`tier-unsupported`) is lowered to that ceiling.
+//! The result is canonically formatted (as by `errata fmt`); running it again changes
+//! nothing.
 
 use serde_json::{Value, json};
 
 use crate::canonical::canonical_entry;
+use crate::rules::confidence_ceiling;
 
 /// What one migration did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -16,12 +19,14 @@ pub struct Migration {
     pub estimates: usize,
     /// Empty `dead_ends_zh` items added (each one a `zh-missing` to translate).
     pub untranslated: usize,
+    /// Whether `confidence` was lowered to its tier's ceiling.
+    pub confidence_lowered: bool,
 }
 
 impl Migration {
     /// Whether the entry changed.
     pub fn changed(&self) -> bool {
-        self.estimates > 0 || self.untranslated > 0
+        self.estimates > 0 || self.untranslated > 0 || self.confidence_lowered
     }
 }
 
@@ -52,6 +57,19 @@ pub fn migrate_entry(text: &str) -> Result<(String, Migration), String> {
         entry.insert("dead_ends_zh".into(), json!(vec![""; n]));
         m.untranslated = n;
     }
+    let tier = entry
+        .get("verification_tier")
+        .and_then(Value::as_str)
+        .unwrap_or("ai_generated");
+    let ceiling = confidence_ceiling(tier);
+    if entry
+        .get("confidence")
+        .and_then(Value::as_f64)
+        .is_some_and(|c| c > ceiling + 1e-9)
+    {
+        entry.insert("confidence".into(), json!(ceiling));
+        m.confidence_lowered = true;
+    }
     let text = serde_json::to_string(&value).map_err(|e| e.to_string())?;
     Ok((canonical_entry(&text)?, m))
 }
@@ -62,16 +80,18 @@ mod tests {
 
     #[test]
     fn marks_estimates_adds_empty_translations_and_is_idempotent() {
-        let old = r#"{"id": "cuda/a", "dead_ends": [{"action": "a", "fail_rate": 0.8}, {"action": "b", "fail_rate": 0.5, "basis": {"kind": "reports", "n": 2, "k": 1}}],
+        let old = r#"{"id": "cuda/a", "verification_tier": "ai_generated", "confidence": 0.85, "dead_ends": [{"action": "a", "fail_rate": 0.8}, {"action": "b", "fail_rate": 0.5, "basis": {"kind": "reports", "n": 2, "k": 1}}],
                       "workarounds": [{"action": "w", "success_rate": 0.9}]}"#;
         let (new, m) = migrate_entry(old).unwrap();
         assert_eq!(
             m,
             Migration {
                 estimates: 2,
-                untranslated: 2
+                untranslated: 2,
+                confidence_lowered: true
             }
         );
+        assert_eq!(v_confidence(&new), 0.5);
         let v: Value = serde_json::from_str(&new).unwrap();
         assert_eq!(v["dead_ends"][0]["basis"], json!({"kind": "estimate"}));
         assert_eq!(v["dead_ends"][1]["basis"]["kind"], "reports");
@@ -83,6 +103,12 @@ mod tests {
         let (again, m2) = migrate_entry(&new).unwrap();
         assert_eq!(again, new);
         assert!(!m2.changed());
+    }
+
+    fn v_confidence(text: &str) -> f64 {
+        serde_json::from_str::<Value>(text).unwrap()["confidence"]
+            .as_f64()
+            .unwrap()
     }
 
     #[test]

@@ -602,13 +602,21 @@ fn migrate_brings_schema_1_entries_over() {
             .collect()
     };
     let before = rules(&errata(dir.path(), &["check", ".", "--format", "json"]));
-    let missing = before.iter().filter(|(r, _)| r == "rate-basis-missing").count();
+    let missing = before
+        .iter()
+        .filter(|(r, _)| r == "rate-basis-missing")
+        .count();
     assert!(missing > 0, "{before:?}");
 
     let check_only = errata(dir.path(), &["migrate", ".", "--check"]);
     assert_eq!(check_only.status.code(), Some(1));
     let out = errata(dir.path(), &["migrate", "."]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(&format!("{missing} rate(s) marked `estimate`")),
@@ -617,11 +625,12 @@ fn migrate_brings_schema_1_entries_over() {
     assert!(stderr.contains("left to do"), "{stderr}");
 
     let after = rules(&errata(dir.path(), &["check", ".", "--format", "json"]));
-    assert!(after.iter().all(|(r, _)| r != "rate-basis-missing"), "{after:?}");
     assert!(
-        after
-            .iter()
-            .all(|(r, p)| !(r == "schema" && p.is_empty())),
+        after.iter().all(|(r, _)| r != "rate-basis-missing"),
+        "{after:?}"
+    );
+    assert!(
+        after.iter().all(|(r, p)| !(r == "schema" && p.is_empty())),
         "no missing key left: {after:?}"
     );
     let untranslated: Vec<&String> = after
@@ -633,7 +642,12 @@ fn migrate_brings_schema_1_entries_over() {
     assert!(!untranslated.is_empty(), "{after:?}");
 
     let again = errata(dir.path(), &["migrate", ".", "--check"]);
-    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stdout));
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
     assert_eq!(
         errata(dir.path(), &["fmt", ".", "--check"]).status.code(),
         Some(0),

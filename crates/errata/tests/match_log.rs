@@ -180,7 +180,10 @@ fn rates_are_shown_with_their_basis() {
             line.contains("(editor's estimate)") || line.contains(" reports"),
             "{line}"
         );
-        assert!(!line.contains("% fail") && !line.contains("% success"), "{line}");
+        assert!(
+            !line.contains("% fail") && !line.contains("% success"),
+            "{line}"
+        );
     }
 }
 

@@ -70,9 +70,15 @@ fn assert_answers(d: &serde_json::Value) {
         let evidence = step["evidence"].as_str().unwrap_or_default();
         if step["basis"]["kind"] == "estimate" {
             assert!(step["success_rate"].is_null(), "{step}");
-            assert!(evidence.ends_with("(editor's estimate)") && !evidence.contains('%'), "{step}");
+            assert!(
+                evidence.ends_with("(editor's estimate)") && !evidence.contains('%'),
+                "{step}"
+            );
         } else {
-            assert!(step["success_rate"].is_number() && evidence.contains(" of "), "{step}");
+            assert!(
+                step["success_rate"].is_number() && evidence.contains(" of "),
+                "{step}"
+            );
         }
     }
     let zh = tool_json(&d["match_zh"]);

@@ -46,6 +46,8 @@ mod regex_overlap;
 mod schema;
 mod snippet_annotation;
 mod stale;
+mod tier_unsupported;
+pub use tier_unsupported::confidence_ceiling;
 mod translation_outdated;
 mod unknown_reference;
 mod unreadable;
@@ -115,6 +117,7 @@ const ENTRY_RULES: &[EntryRule] = &[
     mojibake::entry,
     redundant_how::entry,
     evidence_mismatch::entry,
+    tier_unsupported::entry,
     stale::entry,
     snippet_annotation::entry,
 ];

@@ -34,7 +34,7 @@ pub(crate) fn valid_entry(id: &str) -> Value {
         "official_doc_section": null,
         "error_code": "cudaErrorIllegalAddress",
         "verification_tier": "ai_generated",
-        "confidence": 0.8,
+        "confidence": 0.5,
         "fix_success_rate": 0.8,
         "resolvable": "true",
         "first_seen": "2025-01-01",

@@ -1,7 +1,8 @@
 //! `errata migrate [PATH…] [--check]`: brings entries written before the Evidence
 //! schema (2.0.0) up to it: every rate without a `basis` becomes an `estimate`, and an
 //! entry without `dead_ends_zh` gets an empty string per dead end for `zh-missing` to
-//! point at. It invents nothing; it then says what is left to do.
+//! point at; a `confidence` above its tier's ceiling is lowered to it. It invents
+//! nothing; it then says what is left to do.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,7 +30,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let kb =
         KnowledgeBase::load(&root).with_context(|| format!("cannot load {}", root.display()))?;
     let mut total = Migration::default();
-    let (mut files, mut failed) = (0, 0);
+    let (mut files, mut failed, mut lowered) = (0, 0, 0usize);
     for doc in &kb.entries {
         if let Some(sel) = &selected
             && !sel
@@ -55,27 +56,33 @@ pub fn run(args: Args) -> Result<ExitCode> {
         files += 1;
         total.estimates += m.estimates;
         total.untranslated += m.untranslated;
+        lowered += usize::from(m.confidence_lowered);
         if args.check {
             println!("{}", doc.path.display());
         } else {
             write_atomically(&doc.path, text.as_bytes())
                 .with_context(|| format!("cannot write {}", doc.path.display()))?;
             println!(
-                "migrated {}: {} estimate(s), {} dead end(s) to translate",
+                "migrated {}: {} estimate(s), {} dead end(s) to translate{}",
                 doc.path.display(),
                 m.estimates,
-                m.untranslated
+                m.untranslated,
+                if m.confidence_lowered {
+                    ", confidence lowered to its tier's ceiling"
+                } else {
+                    ""
+                }
             );
         }
     }
     let verb = if args.check { "need" } else { "were" };
     eprintln!(
-        "{files} entr{} {verb} migrated: {} rate(s) marked `estimate`, {} empty `dead_ends_zh` item(s)",
+        "{files} entr{} {verb} migrated: {} rate(s) marked `estimate`, {} empty `dead_ends_zh` item(s), {lowered} confidence(s) lowered to their tier's ceiling",
         if files == 1 { "y" } else { "ies" },
         total.estimates,
         total.untranslated
     );
-    if files > 0 && !args.check {
+    if (total.estimates > 0 || total.untranslated > 0) && !args.check {
         eprintln!(
             "left to do:\n  - translate each empty `dead_ends_zh` item (`errata check` reports them as zh-missing)\n  \
              - count the public reports behind each estimate, or leave it an estimate (`errata explain rate-basis-mismatch`)"
