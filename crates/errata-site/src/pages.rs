@@ -96,6 +96,33 @@ impl<'v> SourceLink<'v> {
     }
 }
 
+/// One counted report under a rate: the reporter's words and where they are.
+#[derive(Serialize)]
+struct ReportView<'v> {
+    link: SourceLink<'v>,
+    /// `failed` or `worked`.
+    outcome: &'v str,
+    quote: &'v str,
+}
+
+fn reports(basis: Option<&errata_model::Basis>) -> Vec<ReportView<'_>> {
+    basis
+        .filter(|b| b.kind == "reports")
+        .map(|b| {
+            b.items
+                .iter()
+                .filter_map(|it| {
+                    Some(ReportView {
+                        link: SourceLink::of(it.url.as_deref()?),
+                        outcome: &it.outcome,
+                        quote: &it.quote,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[derive(Serialize)]
 struct WorkaroundView<'v> {
     action: String,
@@ -106,6 +133,8 @@ struct WorkaroundView<'v> {
     /// The rate as shown: "worked in 3 of 4 reports (…)" or "usually works (editor's
     /// estimate)"; never a bare percentage for an estimate.
     evidence: String,
+    /// The counted reports behind it, when there are.
+    reports: Vec<ReportView<'v>>,
     condition: &'v str,
     sources: Vec<SourceLink<'v>>,
 }
@@ -118,6 +147,8 @@ struct DeadEndView<'v> {
     pct: Option<i64>,
     /// The rate as shown (as in [`WorkaroundView`], "fails" for "works").
     evidence: String,
+    /// The counted reports behind it, when there are.
+    reports: Vec<ReportView<'v>>,
     /// `en` when the text is English on a zh page.
     lang: &'static str,
     condition: &'v str,
@@ -324,6 +355,7 @@ impl<'a> Ctx<'a> {
                     },
                     pct: counted_pct(w.basis.as_ref(), w.success_rate),
                     evidence: errata_model::rate_shown(w.success_rate, w.basis.as_ref(), false, zh),
+                    reports: reports(w.basis.as_ref()),
                     condition: &w.condition,
                     sources: sources(&w.sources),
                 }
@@ -351,6 +383,7 @@ impl<'a> Ctx<'a> {
                     },
                     pct: counted_pct(d.basis.as_ref(), d.fail_rate),
                     evidence: errata_model::rate_shown(d.fail_rate, d.basis.as_ref(), true, zh),
+                    reports: reports(d.basis.as_ref()),
                     lang: if zh && zh_text.is_none() { "en" } else { "" },
                     // The Chinese text carries the condition too.
                     condition: if zh_text.is_some() { "" } else { &d.condition },

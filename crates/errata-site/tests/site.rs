@@ -188,12 +188,12 @@ fn real_data_entry_pages_show_every_field() {
         );
         assert_eq!(en.select(&sel("button.copy")).count(), 1);
         assert_eq!(
-            en.select(&sel(".dead li")).count(),
+            en.select(&sel(".dead > li")).count(),
             e.dead_ends.len(),
             "{path}: dead ends"
         );
         assert_eq!(
-            en.select(&sel(".work li")).count(),
+            en.select(&sel(".work > li")).count(),
             e.workarounds.len(),
             "{path}: workarounds"
         );
@@ -207,6 +207,31 @@ fn real_data_entry_pages_show_every_field() {
             .map(|w| ((w.success_rate * 100.0).round() as i64).to_string())
             .collect();
         assert_eq!(rates, expected, "{path}: success-rate bars");
+        // Every counted report is listed under its rate, with the reporter's words.
+        let listed: usize = e
+            .dead_ends
+            .iter()
+            .map(|d| d.basis.as_ref())
+            .chain(e.workarounds.iter().map(|w| w.basis.as_ref()))
+            .flatten()
+            .filter(|b| b.kind == "reports")
+            .map(|b| b.items.len())
+            .sum();
+        assert_eq!(
+            en.select(&sel("details.reports li")).count(),
+            listed,
+            "{path}"
+        );
+        assert_eq!(
+            en.select(&sel("details.reports q")).count(),
+            listed,
+            "{path}"
+        );
+        let tier = texts(&en, ".meta dd").concat();
+        assert!(
+            tier.contains("not yet reviewed by a person"),
+            "{path}: what the tier rests on"
+        );
         let shown = texts(&en, ".work .rate");
         assert_eq!(shown.len(), e.workarounds.len(), "{path}");
         for (w, text) in e.workarounds.iter().zip(&shown) {
@@ -281,10 +306,10 @@ fn real_data_entry_pages_show_every_field() {
             );
         }
         assert!(
-            zh.select(&sel(".dead li[lang=en]")).next().is_none(),
+            zh.select(&sel(".dead > li[lang=en]")).next().is_none(),
             "zh/{path}: an English dead end on the Chinese page"
         );
-        let dead_text: String = texts(&zh, ".dead li").concat();
+        let dead_text: String = texts(&zh, ".dead > li > p").concat();
         for english in e
             .dead_ends
             .iter()
