@@ -32,7 +32,7 @@ fn tree(dir: &Path) -> Vec<String> {
     out
 }
 
-const TODAY: &str = "2026-11-25";
+const TODAY: &str = "2026-11-30";
 
 #[test]
 fn symbolic_links_out_of_the_data_directory_are_not_read() {
