@@ -213,12 +213,27 @@ fn collect<'a>(
         }
     }
     let (docs, entries): (Vec<&errata_load::EntryDoc>, Vec<&Entry>) = docs.into_values().unzip();
+    // Outcome records are added to the counts of their items (the entry files are not
+    // rewritten): only entries with records are parsed into a tree for that.
+    let outcomes = errata_outcomes::Index::new(
+        kb.outcomes
+            .iter()
+            .flat_map(|d| d.records().map(move |r| (d.path_id.as_deref(), r))),
+    );
     // Compact JSON straight from each file's text: no tree per entry.
     let json: Vec<String> = docs
         .par_iter()
         .map(|doc| {
-            crate::json::compact(doc.text())
-                .map_err(|e| Error::Invalid(format!("{}: {e}", doc.path.display())))
+            let id = doc.entry.as_ref().map_or("", |e| e.id.as_str());
+            if outcomes.has_entry(id) {
+                let mut value = doc.value();
+                outcomes.fold_json(&mut value);
+                serde_json::to_string(&value)
+                    .map_err(|e| Error::Invalid(format!("{}: {e}", doc.path.display())))
+            } else {
+                crate::json::compact(doc.text())
+                    .map_err(|e| Error::Invalid(format!("{}: {e}", doc.path.display())))
+            }
         })
         .collect::<Result<_, _>>()?;
     let total: usize = json.iter().map(|j| j.len() + 1).sum();

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use crate::article::{ArticleDoc, parse_article};
 use crate::entry::{EntryDoc, parse_entry};
 use crate::json_spans::JsonSpans;
+use crate::outcome::OutcomeDoc;
 use crate::source::{SourceFile, read_source, source_from_bytes};
 
 /// Everything loaded from one data directory.
@@ -19,6 +20,8 @@ pub struct KnowledgeBase {
     pub entries: Vec<EntryDoc>,
     /// Every article and translation that could be read, sorted by path.
     pub articles: Vec<ArticleDoc>,
+    /// Every outcome record file (`outcomes/<domain>/<slug>.jsonl`), sorted by path.
+    pub outcomes: Vec<OutcomeDoc>,
     /// Problems found while loading.
     pub diagnostics: Vec<Diagnostic>,
     sources: Vec<SourceFile>,
@@ -42,9 +45,11 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     Entry,
     Article,
+    Outcomes,
 }
 
 impl KnowledgeBase {
@@ -67,6 +72,7 @@ impl KnowledgeBase {
         for (sub, ext, kind) in [
             ("signatures", "json", Kind::Entry),
             ("articles", "md", Kind::Article),
+            ("outcomes", "jsonl", Kind::Outcomes),
         ] {
             let dir = sub_dir(&root, sub);
             if !dir.exists() {
@@ -94,7 +100,7 @@ impl KnowledgeBase {
                 match item {
                     Ok(e) if e.file_type().is_dir() => {}
                     Ok(e) if e.path().extension().is_some_and(|x| x == ext) => {
-                        files.push((e.into_path(), matches!(kind, Kind::Entry)));
+                        files.push((e.into_path(), kind));
                     }
                     Ok(_) => {}
                     Err(err) => {
@@ -134,8 +140,8 @@ impl KnowledgeBase {
 
         let loaded: Vec<Loaded> = files
             .par_iter()
-            .map(|(path, is_entry)| match read_source(path, path) {
-                Ok(src) => parse_file(&root, src, *is_entry),
+            .map(|(path, kind)| match read_source(path, path) {
+                Ok(src) => parse_file(&root, src, *kind),
                 Err(d) => Loaded::Failed(d),
             })
             .collect();
@@ -156,23 +162,25 @@ impl KnowledgeBase {
                 path.starts_with(sub_dir(&root, sub)) && path.extension().is_some_and(|x| x == ext)
             };
             if under("signatures", "json") {
-                Some(true)
+                Some(Kind::Entry)
             } else if under("articles", "md") {
-                Some(false)
+                Some(Kind::Article)
+            } else if under("outcomes", "jsonl") {
+                Some(Kind::Outcomes)
             } else {
                 None
             }
         };
-        let mut files: Vec<(bool, PathBuf, Vec<u8>)> = files
+        let mut files: Vec<(Kind, PathBuf, Vec<u8>)> = files
             .into_iter()
-            .filter_map(|(path, bytes)| kind(&path).map(|is_entry| (is_entry, path, bytes)))
+            .filter_map(|(path, bytes)| kind(&path).map(|k| (k, path, bytes)))
             .collect();
-        files.sort_by(|a, b| (!a.0, &a.1).cmp(&(!b.0, &b.1)));
+        files.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         let loaded = files
             .into_iter()
             .map(
-                |(is_entry, path, bytes)| match source_from_bytes(&path, bytes) {
-                    Ok(src) => parse_file(&root, src, is_entry),
+                |(kind, path, bytes)| match source_from_bytes(&path, bytes) {
+                    Ok(src) => parse_file(&root, src, kind),
                     Err(d) => Loaded::Failed(d),
                 },
             )
@@ -201,6 +209,10 @@ impl KnowledgeBase {
                 Loaded::Article(src, doc, diags) => {
                     kb.articles.push(*doc);
                     kb.diagnostics.extend(diags);
+                    src
+                }
+                Loaded::Outcomes(src, doc) => {
+                    kb.outcomes.push(*doc);
                     src
                 }
             };
@@ -303,13 +315,20 @@ impl KnowledgeBase {
 enum Loaded {
     Entry(SourceFile, Option<Box<EntryDoc>>, Vec<Diagnostic>),
     Article(SourceFile, Box<ArticleDoc>, Vec<Diagnostic>),
+    Outcomes(SourceFile, Box<OutcomeDoc>),
     Failed(Box<Diagnostic>),
 }
 
-/// Parses a file read from `root/signatures` (an entry) or `root/articles`.
-fn parse_file(root: &Path, src: SourceFile, is_entry: bool) -> Loaded {
+/// Parses a file read from `root/signatures` (an entry), `root/articles` or
+/// `root/outcomes`.
+fn parse_file(root: &Path, src: SourceFile, kind: Kind) -> Loaded {
     let path = src.path.clone();
-    if is_entry {
+    if kind == Kind::Outcomes {
+        let id = path_id(&sub_dir(root, "outcomes"), &path, ".jsonl");
+        let doc = crate::outcome::parse_outcomes(&src, id);
+        return Loaded::Outcomes(src, Box::new(doc));
+    }
+    if kind == Kind::Entry {
         let id = path_id(&sub_dir(root, "signatures"), &path, ".json");
         match parse_entry(&src, id) {
             Ok(doc) => Loaded::Entry(src, Some(Box::new(doc)), Vec::new()),
@@ -336,7 +355,7 @@ pub(crate) fn sub_dir(root: &Path, sub: &str) -> PathBuf {
 }
 
 /// `<dir>/<domain>/<slug><suffix>` → `<domain>/<slug>`.
-fn path_id(dir: &Path, path: &Path, suffix: &str) -> Option<String> {
+pub(crate) fn path_id(dir: &Path, path: &Path, suffix: &str) -> Option<String> {
     let rel = path.strip_prefix(dir).ok()?;
     let parts: Vec<&str> = rel.iter().map(|p| p.to_str()).collect::<Option<_>>()?;
     match parts.as_slice() {

@@ -31,12 +31,14 @@ mod frontmatter_spans;
 mod json_spans;
 mod knowledge_base;
 pub mod markdown;
+mod outcome;
 mod source;
 
 pub use article::{ArticleDoc, CodeBlock, Heading, Link};
 pub use config::{Config, RuleLevel};
 pub use entry::EntryDoc;
 pub use knowledge_base::{KnowledgeBase, LoadError};
+pub use outcome::{OutcomeDoc, OutcomeLine, load_outcomes};
 pub use source::{LineIndex, MAX_FILE_BYTES, SourceFile};
 
 /// Hex sha256 of some bytes: the one hash function of errata (snippet hashes,

@@ -209,8 +209,10 @@ pub fn rate_shown(rate: f64, basis: Option<&Basis>, dead_end: bool, zh: bool) ->
         (lo * 100.0, hi * 100.0)
     });
     if zh {
+        let with_reports = basis.is_some_and(|b| !b.items.is_empty());
         let (unit, measure) = match kind {
             "runs" => ("次运行", "次"),
+            "outcomes" if with_reports => ("条报告与结果记录", "条"),
             "outcomes" => ("条结果记录", "条"),
             _ => ("份报告", "份"),
         };
@@ -221,8 +223,12 @@ pub fn rate_shown(rate: f64, basis: Option<&Basis>, dead_end: bool, zh: bool) ->
         }
         s
     } else {
+        // An `outcomes` basis with items is counted reports with outcome records added.
         let unit = match kind {
             "runs" => "runs",
+            "outcomes" if basis.is_some_and(|b| !b.items.is_empty()) => {
+                "reports and recorded outcomes"
+            }
             "outcomes" => "recorded outcomes",
             _ => "reports",
         };

@@ -50,6 +50,7 @@ mod highlight;
 mod indexes;
 mod machine;
 pub mod markdown;
+mod outcomes;
 mod output;
 mod outputs;
 mod pages;
@@ -234,12 +235,14 @@ fn render_with(
 ) -> Result<(FullRender, Vec<String>), Error> {
     let theme = theme::Theme::load(opts.theme_dir.as_deref())?;
     let runs = runs::Runs::load(&kb.root)?;
+    let outcomes = outcomes::Outcomes::from_docs(&kb.outcomes);
     let catalog = catalog::Catalog::new(kb);
     let ctx = pages::Ctx {
         theme: &theme,
         opts,
         catalog: &catalog,
         runs: &runs,
+        outcomes: &outcomes,
         data_root: &kb.root,
         texts: kb,
     };

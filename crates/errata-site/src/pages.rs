@@ -35,6 +35,7 @@ pub(crate) struct Ctx<'a> {
     pub opts: &'a SiteOptions,
     pub catalog: &'a Catalog<'a>,
     pub runs: &'a Runs,
+    pub outcomes: &'a crate::outcomes::Outcomes,
     pub data_root: &'a std::path::Path,
     pub texts: &'a dyn Texts,
 }
@@ -341,6 +342,13 @@ impl<'a> Ctx<'a> {
                 } else {
                     None
                 };
+                // Outcome records add to the count shown (the entry is not rewritten).
+                let (basis, rate) = self.outcomes.folded(
+                    &e.id,
+                    errata_outcomes::Item::Workaround(i),
+                    w.basis.as_ref(),
+                    w.success_rate,
+                );
                 WorkaroundView {
                     action: markdown::inline_code(
                         zh_action.map_or(w.action.as_str(), String::as_str),
@@ -353,8 +361,8 @@ impl<'a> Ctx<'a> {
                     } else {
                         markdown::inline_code(&w.how)
                     },
-                    pct: counted_pct(w.basis.as_ref(), w.success_rate),
-                    evidence: errata_model::rate_shown(w.success_rate, w.basis.as_ref(), false, zh),
+                    pct: counted_pct(basis.as_ref(), rate),
+                    evidence: errata_model::rate_shown(rate, basis.as_ref(), false, zh),
                     reports: reports(w.basis.as_ref()),
                     condition: &w.condition,
                     sources: sources(&w.sources),
@@ -366,6 +374,12 @@ impl<'a> Ctx<'a> {
             .iter()
             .enumerate()
             .map(|(i, d)| {
+                let (basis, rate) = self.outcomes.folded(
+                    &e.id,
+                    errata_outcomes::Item::DeadEnd(i),
+                    d.basis.as_ref(),
+                    d.fail_rate,
+                );
                 // On a zh page one Chinese string says what was tried and why it fails.
                 let zh_text = if zh {
                     e.dead_ends_zh.get(i).filter(|s| has(s))
@@ -381,8 +395,8 @@ impl<'a> Ctx<'a> {
                     } else {
                         markdown::inline_code(&d.why_fails)
                     },
-                    pct: counted_pct(d.basis.as_ref(), d.fail_rate),
-                    evidence: errata_model::rate_shown(d.fail_rate, d.basis.as_ref(), true, zh),
+                    pct: counted_pct(basis.as_ref(), rate),
+                    evidence: errata_model::rate_shown(rate, basis.as_ref(), true, zh),
                     reports: reports(d.basis.as_ref()),
                     lang: if zh && zh_text.is_none() { "en" } else { "" },
                     // The Chinese text carries the condition too.

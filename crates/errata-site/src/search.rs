@@ -711,6 +711,7 @@ mod tests {
             opts: &opts,
             catalog: &catalog,
             runs: &runs,
+            outcomes: &crate::outcomes::Outcomes::default(),
             data_root: &kb.root,
             texts: &kb,
         };

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use crate::catalog::{ArticlePair, Catalog, Translation, unique};
 use crate::error::{Error, ErrorKind};
+use crate::outcomes::Outcomes;
 use crate::output::{Sink, SiteFiles, Staging};
 use crate::outputs::Out;
 use crate::pages::{Ctx, Texts};
@@ -100,6 +101,8 @@ pub struct SiteState {
     opts: SiteOptions,
     theme: Theme,
     runs: Runs,
+    /// Outcome records, reloaded with the run records (both re-render everything).
+    outcomes: Outcomes,
     store: Store,
     search: Vec<SearchIndex>,
     out: PathBuf,
@@ -132,6 +135,7 @@ impl SiteState {
     ) -> Result<(SiteState, Rebuild), Error> {
         let theme = Theme::load(opts.theme_dir.as_deref())?;
         let runs = Runs::load(&kb.root)?;
+        let outcomes = Outcomes::from_docs(&kb.outcomes);
         let root = kb.root.clone();
         let texts = kb
             .sources()
@@ -166,6 +170,7 @@ impl SiteState {
                 opts: &opts,
                 catalog: &catalog,
                 runs: &runs,
+                outcomes: &outcomes,
                 data_root: &root,
                 texts: &store,
             };
@@ -189,6 +194,7 @@ impl SiteState {
                 opts,
                 theme,
                 runs,
+                outcomes,
                 store,
                 search: full.search,
                 out: out.to_path_buf(),
@@ -300,6 +306,7 @@ impl SiteState {
         self.store.texts.extend(texts);
         if let Some(runs) = runs {
             self.runs = runs;
+            self.outcomes = Outcomes::load(&self.store.root);
         }
         // From here the documents are the new ones: should rendering or writing fail,
         // the next rebuild must not trust the outputs on disk.
@@ -313,6 +320,7 @@ impl SiteState {
             opts: &self.opts,
             catalog: &catalog,
             runs: &self.runs,
+            outcomes: &self.outcomes,
             data_root: &root,
             texts: &self.store,
         };
@@ -917,8 +925,8 @@ impl std::fmt::Debug for Reload {
 
 impl Reload {
     /// Loads these paths of the data directory `root` (files that changed, appeared or
-    /// disappeared). Paths outside `signatures/*.json`, `articles/*.md` and `runs/` are
-    /// ignored.
+    /// disappeared). Paths outside `signatures/*.json`, `articles/*.md`, `runs/` and
+    /// `outcomes/` are ignored.
     pub fn load(root: &Path, paths: &[PathBuf]) -> Result<Reload, Error> {
         let mut entry_paths = BTreeSet::new();
         let mut article_paths = BTreeSet::new();
@@ -936,7 +944,9 @@ impl Reload {
                 (Some("articles"), "md") => {
                     article_paths.insert(rel);
                 }
-                (Some("runs"), _) => runs_changed = true,
+                // Run and outcome records: shown on many pages, so everything is
+                // rendered again.
+                (Some("runs" | "outcomes"), _) => runs_changed = true,
                 _ => {}
             }
         }

@@ -37,6 +37,8 @@ enum Command {
     Fmt(cmd::fmt::Args),
     /// Bring entries written before the Evidence schema up to it (rates without a basis become estimates).
     Migrate(cmd::migrate::Args),
+    /// Record what happened when you tried a dead end or a workaround (for a pull request).
+    Outcome(cmd::outcome::Args),
     /// Write a new entry scaffold at `<domain>/<slug>`.
     New(cmd::new::Args),
     /// Check, then build the site and the data bundle into `dist/`.
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => cmd::fmt::run(args),
         Command::Migrate(args) => cmd::migrate::run(args),
         Command::New(args) => cmd::new::run(args),
+        Command::Outcome(args) => cmd::outcome::run(args),
         Command::Build(args) => cmd::build::run(args),
         Command::Bundle(args) => cmd::bundle::run(args),
         Command::Match(args) => cmd::matching::run(args),

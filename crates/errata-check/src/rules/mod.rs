@@ -36,6 +36,7 @@ mod json_syntax;
 mod link_dead;
 mod link_redirect;
 mod mojibake;
+mod outcome_invalid;
 mod rate_basis_mismatch;
 mod rate_basis_missing;
 mod rate_range;
@@ -143,6 +144,7 @@ const CORPUS_RULES: &[CorpusRule] = &[
     asymmetric_edge::corpus,
     regex_overlap::corpus,
     duplicate_text::corpus,
+    outcome_invalid::corpus,
 ];
 
 /// Rules whose verdict on a file depends on other files: the corpus rules above, plus

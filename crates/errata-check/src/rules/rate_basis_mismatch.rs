@@ -7,8 +7,9 @@
 //! comment's anchor where there is one) and the reporter's own words in `quote`. A run
 //! names its snippet as `<data file>:<line>`.
 //!
-//! `outcomes` (outcome records under `data/outcomes/`) are not read by this version of
-//! errata, so a basis of that kind cannot be checked and is refused.
+//! An `outcomes` basis is what the build makes of an item's outcome records
+//! (`outcomes/<domain>/<slug>.jsonl`, see `outcome-invalid`); it is never stored in an
+//! entry, where it could drift from the records: record outcomes with `errata outcome`.
 //!
 //! Every problem of every basis is reported, each at its own field.
 
@@ -64,7 +65,7 @@ fn problems(b: &Basis, rate: f64, key: &str, side: &str) -> Vec<(String, String)
         "outcomes" => {
             out.push((
                 "/basis/kind".into(),
-                "errata does not read outcome records yet, so an `outcomes` basis cannot be checked: use `reports` or `estimate`".into(),
+                "an `outcomes` basis is made by the build from outcome records, not stored: keep `reports` or `estimate` here and record outcomes with `errata outcome`".into(),
             ));
             return out;
         }

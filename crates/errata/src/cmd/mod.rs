@@ -11,6 +11,7 @@ pub mod matching;
 pub mod mcp;
 pub mod migrate;
 pub mod new;
+pub mod outcome;
 pub mod serve;
 
 pub mod common;
