@@ -202,6 +202,49 @@ pub fn append(path: &Path, record: &OutcomeRecord) -> std::io::Result<()> {
     file.sync_all()
 }
 
+/// Validates `record` against its entry's `shape` and appends it to
+/// `<dir>/<domain>/<slug>.jsonl` (the layout of `data/outcomes/`); returns the file.
+/// Nothing is written when the record has a problem: the error lists them all. The one
+/// write path of `errata outcome`, the MCP tool `report_outcome` and Python's
+/// `errata.report_outcome()`.
+pub fn record(
+    dir: &Path,
+    record: &OutcomeRecord,
+    shape: Option<Shape>,
+    today: Date,
+) -> Result<std::path::PathBuf, String> {
+    let problems = validate(record, shape, today);
+    if !problems.is_empty() {
+        let list: Vec<String> = problems
+            .iter()
+            .map(|(field, message)| format!("`{field}`: {message}"))
+            .collect();
+        return Err(list.join("; "));
+    }
+    // The id came from a known entry, but it still chooses a path: only `a/b` of safe
+    // characters is written.
+    let safe = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_' || c == '.'
+            })
+            && !s.starts_with('.')
+    };
+    let path = match record.entry.split_once('/') {
+        Some((domain, slug)) if safe(domain) && safe(slug) => {
+            dir.join(domain).join(format!("{slug}.jsonl"))
+        }
+        _ => {
+            return Err(format!(
+                "`entry`: `{}` is not `<domain>/<slug>`",
+                record.entry
+            ));
+        }
+    };
+    append(&path, record).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
 /// The basis and rate an item shows once `outcomes` (its valid records) are added:
 /// - none: the stored basis and rate, unchanged;
 /// - on an estimate (or no basis): `outcomes`, K of N of the records;
@@ -420,6 +463,40 @@ mod tests {
             serde_json::json!({"kind": "outcomes", "n": 1, "k": 1})
         );
         assert_eq!(entry["workarounds"][0]["success_rate"], 1.0);
+    }
+
+    #[test]
+    fn record_validates_then_writes_under_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let today = Date::parse("2026-11-26").unwrap();
+        let shape = Some(Shape {
+            dead_ends: 1,
+            workarounds: 1,
+        });
+        let path = super::record(
+            dir.path(),
+            &record_of("workaround:0", "worked"),
+            shape,
+            today,
+        )
+        .unwrap();
+        assert_eq!(path, dir.path().join("cuda/a.jsonl"));
+        let err = super::record(
+            dir.path(),
+            &record_of("workaround:3", "worked"),
+            shape,
+            today,
+        )
+        .unwrap_err();
+        assert!(err.contains("no workaround:3"), "{err}");
+        let mut escape = record_of("dead_end:0", "failed");
+        escape.entry = "../x".into();
+        assert!(super::record(dir.path(), &escape, shape, today).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
+    }
+
+    fn record_of(item: &str, outcome: &str) -> OutcomeRecord {
+        record(item, outcome)
     }
 
     #[test]

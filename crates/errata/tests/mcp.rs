@@ -45,11 +45,11 @@ fn tool_json(result: &serde_json::Value) -> serde_json::Value {
     serde_json::from_str(result["text"].as_str().unwrap()).unwrap()
 }
 
-fn assert_answers(d: &serde_json::Value) {
+fn assert_answers(d: &serde_json::Value, outcomes: &std::path::Path) {
     assert_eq!(d["server"], "errata");
     assert_eq!(
         d["tools"],
-        serde_json::json!(["get_entry", "match_error", "search"])
+        serde_json::json!(["get_entry", "match_error", "report_outcome", "search"])
     );
     // Typed arguments: the SDK sees the schema of each tool.
     assert_eq!(
@@ -128,6 +128,27 @@ fn assert_answers(d: &serde_json::Value) {
     assert_eq!(d["bad_resource"]["code"], -32002, "{}", d["bad_resource"]);
     assert_eq!(tool_json(&d["after"])["id"], "cuda/out-of-memory");
 
+    // report_outcome: validated against the entry, then one line in the outcome
+    // directory (the layout of data/outcomes/); a bad record writes nothing.
+    let written = tool_json(&d["outcome"]);
+    let file = outcomes.join("cuda/misaligned-address.jsonl");
+    assert_eq!(written["written"], file.display().to_string());
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .expect("the outcome file")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["item"], "workaround:0");
+    assert_eq!(lines[0]["env"]["gpu"], "NVIDIA H200");
+    let bad = &d["bad_outcome"];
+    assert_eq!(bad["rpc_error"]["code"], -32602, "{bad}");
+    let why = bad["rpc_error"]["message"].as_str().unwrap();
+    assert!(
+        why.contains("no workaround:99") && why.contains("`maybe`"),
+        "{why}"
+    );
+
     // Every entry is a resource, readable as its JSON.
     let entries = std::fs::read_dir(repo().join("data/signatures"))
         .unwrap()
@@ -145,8 +166,9 @@ fn assert_answers(d: &serde_json::Value) {
 
 #[test]
 fn mcp_server_from_data_answers_the_python_sdk() {
-    if let Some(d) = client(&[]) {
-        assert_answers(&d);
+    let outcomes = tempfile::tempdir().unwrap();
+    if let Some(d) = client(&["--outcomes", common::s(outcomes.path())]) {
+        assert_answers(&d, outcomes.path());
     }
 }
 
@@ -160,8 +182,14 @@ fn mcp_server_from_a_bundle_answers_the_same() {
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
         .expect("a bundle");
-    if let Some(d) = client(&["--bundle", common::s(&bundle)]) {
-        assert_answers(&d);
+    let outcomes = tempfile::tempdir().unwrap();
+    if let Some(d) = client(&[
+        "--bundle",
+        common::s(&bundle),
+        "--outcomes",
+        common::s(outcomes.path()),
+    ]) {
+        assert_answers(&d, outcomes.path());
     }
 }
 

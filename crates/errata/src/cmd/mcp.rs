@@ -4,7 +4,10 @@
 //!
 //! Tools: `match_error(text, lang?)` (the known errors in a message or log, with what not
 //! to try and what to try), `get_entry(id, lang?)` (one entry, whole), `search(query,
-//! lang?, limit?)` (entries and articles). Resources: every entry, as
+//! lang?, limit?)` (entries and articles), `report_outcome(entry, item, outcome,
+//! reporter, env?, source?, date?)` (what happened when the user tried a dead end or a
+//! workaround, appended to `<--outcomes DIR>/<domain>/<slug>.jsonl`, a file to submit in
+//! a pull request as `data/outcomes/…`). Resources: every entry, as
 //! `errata://entry/<id>` (JSON). Bad arguments are JSON-RPC errors (invalid params),
 //! never a crash.
 //!
@@ -42,6 +45,10 @@ pub struct Args {
     /// `errata.toml`, else `data`).
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
+    /// Where `report_outcome` writes its records (`<DIR>/<domain>/<slug>.jsonl`, the
+    /// layout of `data/outcomes/`).
+    #[arg(long, value_name = "DIR", default_value = "errata-outcomes")]
+    pub outcomes: PathBuf,
 }
 
 /// The most hits `search` returns, whatever `limit` asks.
@@ -77,7 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bundle.entries().len(),
         bundle.manifest().version
     );
-    let server = Server::new(Arc::new(bundle), Arc::new(search));
+    let server = Server::new(Arc::new(bundle), Arc::new(search), args.outcomes);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -123,10 +130,43 @@ pub struct SearchArgs {
     pub limit: Option<u32>,
 }
 
+/// `report_outcome`'s arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct OutcomeArgs {
+    /// The entry id, `<domain>/<slug>` (as returned by match_error).
+    pub entry: String,
+    /// `dead_end:<i>` or `workaround:<i>`: 0-based, in the order get_entry lists them.
+    pub item: String,
+    /// `worked` (it fixed the error) or `failed`.
+    pub outcome: String,
+    /// Who reports it (`github:<login>`, a name, an e-mail).
+    pub reporter: String,
+    /// The machine: gpu, driver, cuda, torch (all optional).
+    pub env: Option<OutcomeEnv>,
+    /// A public https page that shows it.
+    pub source: Option<String>,
+    /// YYYY-MM-DD (default: today).
+    pub date: Option<String>,
+}
+
+/// The machine an outcome was seen on.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct OutcomeEnv {
+    /// e.g. `NVIDIA H200`.
+    pub gpu: Option<String>,
+    /// e.g. `580.159.04`.
+    pub driver: Option<String>,
+    /// e.g. `13.0`.
+    pub cuda: Option<String>,
+    /// e.g. `2.11.0`.
+    pub torch: Option<String>,
+}
+
 #[derive(Clone)]
 struct Server {
     bundle: Arc<Bundle>,
     search: Arc<SearchIndex>,
+    outcomes: Arc<PathBuf>,
 }
 
 fn lang_of(code: Option<&str>) -> Result<Lang, McpError> {
@@ -148,8 +188,51 @@ fn json_result(value: &serde_json::Value) -> Result<CallToolResult, McpError> {
 
 #[tool_router]
 impl Server {
-    fn new(bundle: Arc<Bundle>, search: Arc<SearchIndex>) -> Server {
-        Server { bundle, search }
+    fn new(bundle: Arc<Bundle>, search: Arc<SearchIndex>, outcomes: PathBuf) -> Server {
+        Server {
+            bundle,
+            search,
+            outcomes: Arc::new(outcomes),
+        }
+    }
+
+    #[tool(
+        description = "Record what happened when the user tried one of an entry's dead ends or workarounds (`item`: `dead_end:<i>` or `workaround:<i>`, 0-based in the order get_entry lists them; `outcome`: `worked` or `failed`). The record is validated against the entry and appended to a local file the user can submit in a pull request; the knowledge base then counts it in that item's rate. Ask the user before recording, and record only what they say happened."
+    )]
+    async fn report_outcome(
+        &self,
+        Parameters(args): Parameters<OutcomeArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let entry = self.bundle.entry(args.entry.trim()).ok_or_else(|| {
+            McpError::invalid_params(format!("no entry has the id `{}`", args.entry), None)
+        })?;
+        let shape = errata_outcomes::Shape {
+            dead_ends: entry.dead_ends.len(),
+            workarounds: entry.workarounds.len(),
+        };
+        let env = args.env.map(|e| errata_outcomes::Env {
+            gpu: e.gpu,
+            driver: e.driver,
+            cuda: e.cuda,
+            torch: e.torch,
+        });
+        let today = errata_model::date::Date::today();
+        let record = errata_outcomes::OutcomeRecord {
+            entry: entry.id.clone(),
+            item: args.item,
+            outcome: args.outcome,
+            date: args.date.unwrap_or_else(|| today.to_string()),
+            env,
+            source: args.source,
+            reporter: args.reporter,
+        };
+        let path = errata_outcomes::record(&self.outcomes, &record, Some(shape), today)
+            .map_err(|why| McpError::invalid_params(why, None))?;
+        json_result(&serde_json::json!({
+            "written": path.display().to_string(),
+            "record": record,
+            "next": "submit the lines in a pull request, appended to data/outcomes/<domain>/<slug>.jsonl; errata check validates them and the build adds them to the item's count"
+        }))
     }
 
     #[tool(

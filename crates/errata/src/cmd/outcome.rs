@@ -5,10 +5,10 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use errata_load::KnowledgeBase;
 use errata_model::date::Date;
-use errata_outcomes::{Env, OutcomeRecord, Shape, append, validate};
+use errata_outcomes::{Env, OutcomeRecord, Shape};
 
 use super::common;
 
@@ -82,21 +82,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
             dead_ends: e.dead_ends.len(),
             workarounds: e.workarounds.len(),
         });
-    let problems = validate(&record, shape, Date::today());
-    if !problems.is_empty() {
-        for (field, message) in &problems {
-            eprintln!("error: `{field}`: {message}");
-        }
-        bail!("nothing recorded");
-    }
-    let Some((domain, slug)) = args.id.split_once('/') else {
-        bail!("`{}` is not `<domain>/<slug>`", args.id);
-    };
-    let path = root
-        .join("outcomes")
-        .join(domain)
-        .join(format!("{slug}.jsonl"));
-    append(&path, &record).with_context(|| format!("cannot write {}", path.display()))?;
+    let path = errata_outcomes::record(&root.join("outcomes"), &record, shape, Date::today())
+        .map_err(|problems| {
+            for p in problems.split("; ") {
+                eprintln!("error: {p}");
+            }
+            anyhow::anyhow!("nothing recorded")
+        })?;
     println!(
         "recorded in {}: {} {} {}",
         path.display(),

@@ -52,6 +52,17 @@ async def main():
             out["search"] = await call(session, "search", {"query": "misaligned address", "limit": 5})
             out["search_zh"] = await call(session, "search", {"query": "非法内存访问", "lang": "zh"})
             out["search_syntax"] = await call(session, "search", {"query": '"NEAR( * OR'})
+            out["outcome"] = await call(
+                session,
+                "report_outcome",
+                {"entry": "cuda/misaligned-address", "item": "workaround:0", "outcome": "worked",
+                 "reporter": "github:mcp-test", "env": {"gpu": "NVIDIA H200"}, "date": "2026-11-20"},
+            )
+            out["bad_outcome"] = await call(
+                session,
+                "report_outcome",
+                {"entry": "cuda/misaligned-address", "item": "workaround:99", "outcome": "maybe", "reporter": "x"},
+            )
             # Bad input: each must be a JSON-RPC error (or an error result), never a crash.
             out["bad_entry"] = await call(session, "get_entry", {"id": "cuda/no-such-entry"})
             out["bad_lang"] = await call(session, "match_error", {"text": "x", "lang": "fr"})
