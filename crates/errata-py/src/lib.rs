@@ -337,6 +337,56 @@ impl Bundle {
         Ok(out)
     }
 
+    /// Records what happened when you tried one of an entry's dead ends or workarounds
+    /// (`item`: `dead_end:<i>` or `workaround:<i>`, 0-based; `outcome`: `worked` or
+    /// `failed`): validated against the entry, then appended to
+    /// `<directory>/<domain>/<slug>.jsonl`, a file to submit in a pull request. Returns
+    /// its path; raises ValueError naming every problem (nothing is written then).
+    #[pyo3(signature = (entry, item, outcome, reporter, directory = "errata-outcomes", gpu = None, driver = None, cuda = None, torch = None, source = None, date = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn report_outcome(
+        &self,
+        entry: &str,
+        item: &str,
+        outcome: &str,
+        reporter: &str,
+        directory: &str,
+        gpu: Option<String>,
+        driver: Option<String>,
+        cuda: Option<String>,
+        torch: Option<String>,
+        source: Option<String>,
+        date: Option<String>,
+    ) -> PyResult<String> {
+        let found = self
+            .inner
+            .entry(entry)
+            .ok_or_else(|| PyValueError::new_err(format!("no entry has the id {entry:?}")))?;
+        let shape = errata_outcomes::Shape {
+            dead_ends: found.dead_ends.len(),
+            workarounds: found.workarounds.len(),
+        };
+        let env = errata_outcomes::Env {
+            gpu,
+            driver,
+            cuda,
+            torch,
+        };
+        let today = errata_model::date::Date::today();
+        let record = errata_outcomes::OutcomeRecord {
+            entry: found.id.clone(),
+            item: item.to_string(),
+            outcome: outcome.to_string(),
+            date: date.unwrap_or_else(|| today.to_string()),
+            env: (env != errata_outcomes::Env::default()).then_some(env),
+            source,
+            reporter: reporter.to_string(),
+        };
+        errata_outcomes::record(std::path::Path::new(directory), &record, Some(shape), today)
+            .map(|p| p.display().to_string())
+            .map_err(PyValueError::new_err)
+    }
+
     /// The entry with this id, or `None`.
     fn entry(&self, id: &str) -> Option<Entry> {
         self.inner.entry(id).map(|e| Entry {

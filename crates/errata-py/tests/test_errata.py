@@ -147,3 +147,22 @@ def test_type_stubs_ship_with_the_package():
 
     files = {p.name for p in res.files("errata").iterdir()}
     assert {"py.typed", "_errata.pyi"} <= files
+
+
+def test_report_outcome_writes_a_record_to_submit(tmp_path):
+    path = errata.report_outcome(
+        "cuda/misaligned-address", "workaround:0", "worked", "github:py-test",
+        directory=str(tmp_path), gpu="NVIDIA H200", date="2026-11-20",
+    )
+    assert path == str(tmp_path / "cuda" / "misaligned-address.jsonl")
+    lines = [json.loads(l) for l in open(path, encoding="utf-8")]
+    assert lines == [{"entry": "cuda/misaligned-address", "item": "workaround:0", "outcome": "worked",
+                      "date": "2026-11-20", "env": {"gpu": "NVIDIA H200"}, "reporter": "github:py-test"}]
+    # Every problem named, nothing written.
+    try:
+        errata.report_outcome("cuda/misaligned-address", "workaround:99", "maybe", "x", directory=str(tmp_path))
+    except ValueError as e:
+        assert "no workaround:99" in str(e) and "`maybe`" in str(e)
+    else:
+        raise AssertionError("a bad record was accepted")
+    assert len(open(path, encoding="utf-8").read().splitlines()) == 1

@@ -37,6 +37,7 @@ __all__ = [
     "uninstall",
     "advise",
     "format_advice",
+    "report_outcome",
 ]
 
 _DEFAULT: Optional[Bundle] = None
@@ -67,6 +68,32 @@ def scan(source: Union[str, "os.PathLike[str]", IO[bytes]], lang: str = "en") ->
 def entry(id: str) -> Optional[Entry]:
     """The entry with this id (``cuda/illegal-memory-access``), or None."""
     return default_bundle().entry(id)
+
+
+def report_outcome(
+    entry: str,
+    item: str,
+    outcome: str,
+    reporter: str,
+    directory: str = "errata-outcomes",
+    gpu: Optional[str] = None,
+    driver: Optional[str] = None,
+    cuda: Optional[str] = None,
+    torch: Optional[str] = None,
+    source: Optional[str] = None,
+    date: Optional[str] = None,
+) -> str:
+    """Record what happened when you tried a dead end or a workaround of ``entry``.
+
+    ``item`` is ``"dead_end:<i>"`` or ``"workaround:<i>"`` (0-based, in the entry's
+    order), ``outcome`` ``"worked"`` or ``"failed"``. The record is checked against the
+    entry and appended to ``<directory>/<domain>/<slug>.jsonl``, a file to submit in a
+    pull request (as ``data/outcomes/...``); the knowledge base then counts it. Returns
+    the file's path; raises ValueError naming every problem, writing nothing.
+    """
+    return default_bundle().report_outcome(
+        entry, item, outcome, reporter, directory, gpu, driver, cuda, torch, source, date
+    )
 
 
 def search(query: str, lang: str = "en", limit: int = 10) -> List[Hit]:

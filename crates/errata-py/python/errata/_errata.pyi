@@ -57,4 +57,18 @@ class Bundle:
     def match(self, text: str, lang: str = "en") -> List[Match]: ...
     def scan(self, source: Union[str, "os.PathLike[str]", IO[bytes]], lang: str = "en") -> List[Match]: ...
     def entry(self, id: str) -> Optional[Entry]: ...
+    def report_outcome(
+        self,
+        entry: str,
+        item: str,
+        outcome: str,
+        reporter: str,
+        directory: str = "errata-outcomes",
+        gpu: Optional[str] = None,
+        driver: Optional[str] = None,
+        cuda: Optional[str] = None,
+        torch: Optional[str] = None,
+        source: Optional[str] = None,
+        date: Optional[str] = None,
+    ) -> str: ...
     def search(self, query: str, lang: str = "en", limit: int = 10) -> List[Hit]: ...
