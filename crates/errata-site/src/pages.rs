@@ -354,9 +354,10 @@ impl<'a> Ctx<'a> {
                         zh_action.map_or(w.action.as_str(), String::as_str),
                     ),
                     action_lang: if zh && zh_action.is_none() { "en" } else { "" },
-                    // The zh text translates the action; the English how stays as detail
-                    // unless it only repeats the action.
-                    how: if w.how.trim() == w.action.trim() {
+                    // The zh text says what to do and how (a zh page shows no English
+                    // prose beside it); in English the how is the detail, unless it only
+                    // repeats the action.
+                    how: if zh_action.is_some() || w.how.trim() == w.action.trim() {
                         String::new()
                     } else {
                         markdown::inline_code(&w.how)

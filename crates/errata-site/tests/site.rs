@@ -293,6 +293,15 @@ fn real_data_entry_pages_show_every_field() {
                 "zh/{path}: workarounds_zh used"
             );
         }
+        // Workarounds: the Chinese text says what and how; the English how is not shown.
+        if !e.workarounds_zh.is_empty() && e.workarounds_zh.iter().all(|z| !z.trim().is_empty()) {
+            assert!(
+                zh.select(&sel(".work > li > p[lang=en]:not(.muted)"))
+                    .next()
+                    .is_none(),
+                "zh/{path}: an English how on the Chinese page"
+            );
+        }
         // Dead ends: the Chinese text alone, no English prose (why_fails, condition)
         // beside it, and the rate in Chinese words or counts.
         let dead = texts(&zh, ".dead .action");
