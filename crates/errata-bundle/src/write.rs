@@ -215,11 +215,7 @@ fn collect<'a>(
     let (docs, entries): (Vec<&errata_load::EntryDoc>, Vec<&Entry>) = docs.into_values().unzip();
     // Outcome records are added to the counts of their items (the entry files are not
     // rewritten): only entries with records are parsed into a tree for that.
-    let outcomes = errata_outcomes::Index::new(
-        kb.outcomes
-            .iter()
-            .flat_map(|d| d.records().map(move |r| (d.path_id.as_deref(), r))),
-    );
+    let outcomes = errata_load::outcome_index(&kb.outcomes);
     // Compact JSON straight from each file's text: no tree per entry.
     let json: Vec<String> = docs
         .par_iter()

@@ -276,6 +276,15 @@ impl Step<'_> {
     pub fn is_counted(&self) -> bool {
         self.counted().is_some()
     }
+
+    /// What the rate rests on: its basis's kind when counted (`reports`, `runs`,
+    /// `outcomes`), else `estimate`.
+    pub fn basis_kind(&self) -> &str {
+        match (self.counted(), self.basis) {
+            (Some(_), Some(b)) => &b.kind,
+            _ => "estimate",
+        }
+    }
 }
 
 /// The Chinese text when asked for and present, else the English.

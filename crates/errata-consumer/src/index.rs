@@ -46,16 +46,16 @@ impl Found<'_> {
     /// (`root_cause`, `dead_ends`, `workarounds`, each most likely first).
     pub fn to_json(&self, lang: crate::Lang) -> serde_json::Value {
         let advice = self.entry.advice(lang);
-        let steps =
-            |steps: &[crate::Step<'_>], detail: &str, rate: &str| -> Vec<serde_json::Value> {
-                steps
+        let steps = |steps: &[crate::Step<'_>],
+                     detail: &str,
+                     rate: &str|
+         -> Vec<serde_json::Value> {
+            steps
                 .iter()
                 .map(|s| {
                     // A rate is a number only when it was counted: an estimate is words.
                     let basis = match s.counted() {
-                        Some((k, n)) => serde_json::json!({
-                            "kind": s.basis.map_or("reports", |b| b.kind.as_str()), "k": k, "n": n
-                        }),
+                        Some((k, n)) => serde_json::json!({"kind": s.basis_kind(), "k": k, "n": n}),
                         None => serde_json::json!({"kind": "estimate"}),
                     };
                     serde_json::json!({
@@ -67,7 +67,7 @@ impl Found<'_> {
                     })
                 })
                 .collect()
-            };
+        };
         serde_json::json!({
             "line": self.line,
             "column": self.column,

@@ -38,7 +38,7 @@ pub use article::{ArticleDoc, CodeBlock, Heading, Link};
 pub use config::{Config, RuleLevel};
 pub use entry::EntryDoc;
 pub use knowledge_base::{KnowledgeBase, LoadError};
-pub use outcome::{OutcomeDoc, OutcomeLine, load_outcomes};
+pub use outcome::{OutcomeDoc, OutcomeLine, load_outcomes, outcome_index};
 pub use source::{LineIndex, MAX_FILE_BYTES, SourceFile};
 
 /// Hex sha256 of some bytes: the one hash function of errata (snippet hashes,

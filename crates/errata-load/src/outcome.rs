@@ -36,6 +36,15 @@ impl OutcomeDoc {
     }
 }
 
+/// The records of these files, indexed for folding into the rates they count (the site
+/// and the bundle): each with the entry id of the file that holds it.
+pub fn outcome_index(docs: &[OutcomeDoc]) -> errata_outcomes::Index {
+    errata_outcomes::Index::new(
+        docs.iter()
+            .flat_map(|d| d.records().map(move |r| (d.path_id.as_deref(), r))),
+    )
+}
+
 pub(crate) fn parse_outcomes(src: &SourceFile, path_id: Option<String>) -> OutcomeDoc {
     let mut lines = Vec::new();
     let mut start = 0;

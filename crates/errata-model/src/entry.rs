@@ -163,15 +163,30 @@ pub struct BasisItem {
 /// editor's judgement of how often a dead end fails or a workaround works.
 /// Returns `(english, chinese)`.
 pub fn estimate_words(rate: f64, dead_end: bool) -> (&'static str, &'static str) {
-    match (dead_end, rate) {
-        (true, r) if r >= 0.85 => ("almost always fails", "几乎总是无效"),
-        (true, r) if r >= 0.6 => ("usually fails", "通常无效"),
-        (true, r) if r >= 0.4 => ("often fails", "经常无效"),
-        (true, _) => ("sometimes fails", "有时无效"),
-        (false, r) if r >= 0.85 => ("almost always works", "几乎总是有效"),
-        (false, r) if r >= 0.6 => ("usually works", "通常有效"),
-        (false, r) if r >= 0.4 => ("often works", "经常有效"),
-        (false, _) => ("sometimes works", "有时有效"),
+    const FAILS: [(&str, &str); 4] = [
+        ("sometimes fails", "有时无效"),
+        ("often fails", "经常无效"),
+        ("usually fails", "通常无效"),
+        ("almost always fails", "几乎总是无效"),
+    ];
+    const WORKS: [(&str, &str); 4] = [
+        ("sometimes works", "有时有效"),
+        ("often works", "经常有效"),
+        ("usually works", "通常有效"),
+        ("almost always works", "几乎总是有效"),
+    ];
+    let words = if dead_end { FAILS } else { WORKS };
+    words[estimate_band(rate)]
+}
+
+/// Which of four bands an estimated share falls in, lowest first (below 0.4, from 0.4,
+/// from 0.6, from 0.85): every face words an estimate by its band, never its digits.
+pub fn estimate_band(rate: f64) -> usize {
+    match rate {
+        r if r >= 0.85 => 3,
+        r if r >= 0.6 => 2,
+        r if r >= 0.4 => 1,
+        _ => 0,
     }
 }
 
@@ -204,12 +219,13 @@ pub fn rate_shown(rate: f64, basis: Option<&Basis>, dead_end: bool, zh: bool) ->
             format!("{en} (editor's estimate)")
         };
     };
+    // An `outcomes` basis with items is counted reports with outcome records added.
+    let with_reports = basis.is_some_and(|b| !b.items.is_empty());
     let interval = (n < 20).then(|| {
         let (lo, hi) = wilson_interval(k, n);
         (lo * 100.0, hi * 100.0)
     });
     if zh {
-        let with_reports = basis.is_some_and(|b| !b.items.is_empty());
         let (unit, measure) = match kind {
             "runs" => ("次运行", "次"),
             "outcomes" if with_reports => ("条报告与结果记录", "条"),
@@ -223,12 +239,9 @@ pub fn rate_shown(rate: f64, basis: Option<&Basis>, dead_end: bool, zh: bool) ->
         }
         s
     } else {
-        // An `outcomes` basis with items is counted reports with outcome records added.
         let unit = match kind {
             "runs" => "runs",
-            "outcomes" if basis.is_some_and(|b| !b.items.is_empty()) => {
-                "reports and recorded outcomes"
-            }
+            "outcomes" if with_reports => "reports and recorded outcomes",
             "outcomes" => "recorded outcomes",
             _ => "reports",
         };

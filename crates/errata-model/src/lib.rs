@@ -33,6 +33,6 @@ pub mod status_codes;
 pub use diagnostic::{Anchor, Diagnostic, Location, Severity};
 pub use entry::{
     Basis, BasisItem, DeadEnd, Entry, Snippet, TransitionGraph, VersionInfo, Workaround,
-    estimate_words, rate_shown, wilson_interval,
+    estimate_band, estimate_words, rate_shown, wilson_interval,
 };
 pub use frontmatter::FrontMatter;

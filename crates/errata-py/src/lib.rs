@@ -143,7 +143,7 @@ impl Match {
                     action: s.action.to_string(),
                     why_fails: s.detail.to_string(),
                     fail_rate: s.is_counted().then_some(s.rate),
-                    basis: basis_kind(s),
+                    basis: s.basis_kind().to_string(),
                     evidence: s.evidence.clone(),
                     sources: s.sources.to_vec(),
                 })
@@ -155,7 +155,7 @@ impl Match {
                     action: s.action.to_string(),
                     how: s.detail.to_string(),
                     success_rate: s.is_counted().then_some(s.rate),
-                    basis: basis_kind(s),
+                    basis: s.basis_kind().to_string(),
                     evidence: s.evidence.clone(),
                     sources: s.sources.to_vec(),
                 })
@@ -163,14 +163,6 @@ impl Match {
             sources,
             verification: entry.verification_tier.clone(),
         }
-    }
-}
-
-/// What a step's rate rests on: its counted kind, else `estimate`.
-fn basis_kind(s: &errata_consumer::Step<'_>) -> String {
-    match (s.counted(), s.basis) {
-        (Some(_), Some(b)) => b.kind.clone(),
-        _ => "estimate".to_string(),
     }
 }
 

@@ -50,7 +50,6 @@ mod highlight;
 mod indexes;
 mod machine;
 pub mod markdown;
-mod outcomes;
 mod output;
 mod outputs;
 mod pages;
@@ -235,7 +234,7 @@ fn render_with(
 ) -> Result<(FullRender, Vec<String>), Error> {
     let theme = theme::Theme::load(opts.theme_dir.as_deref())?;
     let runs = runs::Runs::load(&kb.root)?;
-    let outcomes = outcomes::Outcomes::from_docs(&kb.outcomes);
+    let outcomes = errata_load::outcome_index(&kb.outcomes);
     let catalog = catalog::Catalog::new(kb);
     let ctx = pages::Ctx {
         theme: &theme,

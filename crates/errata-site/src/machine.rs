@@ -278,7 +278,7 @@ mod tests {
                 opts: &opts,
                 catalog: &catalog,
                 runs: &runs,
-                outcomes: &crate::outcomes::Outcomes::default(),
+                outcomes: &errata_outcomes::Index::default(),
                 data_root: &kb.root,
                 texts: &kb,
             };

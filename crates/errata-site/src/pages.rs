@@ -35,7 +35,8 @@ pub(crate) struct Ctx<'a> {
     pub opts: &'a SiteOptions,
     pub catalog: &'a Catalog<'a>,
     pub runs: &'a Runs,
-    pub outcomes: &'a crate::outcomes::Outcomes,
+    /// Outcome records, folded into the rates the entry pages show.
+    pub outcomes: &'a errata_outcomes::Index,
     pub data_root: &'a std::path::Path,
     pub texts: &'a dyn Texts,
 }
@@ -785,12 +786,13 @@ fn counted_pct(basis: Option<&errata_model::Basis>, rate: f64) -> Option<i64> {
 /// `confidence` and `fix_success_rate` rest on nothing counted: a level in words,
 /// marked as an estimate.
 fn estimate_in_words(rate: f64, zh: bool) -> String {
-    let (en, cn) = match rate {
-        r if r >= 0.85 => ("high", "高"),
-        r if r >= 0.6 => ("fairly high", "较高"),
-        r if r >= 0.4 => ("moderate", "中等"),
-        _ => ("low", "低"),
-    };
+    const LEVELS: [(&str, &str); 4] = [
+        ("low", "低"),
+        ("moderate", "中等"),
+        ("fairly high", "较高"),
+        ("high", "高"),
+    ];
+    let (en, cn) = LEVELS[errata_model::estimate_band(rate)];
     if zh {
         format!("{cn}（编者估计）")
     } else {

@@ -10,7 +10,6 @@ use rayon::prelude::*;
 
 use crate::catalog::{ArticlePair, Catalog, Translation, unique};
 use crate::error::{Error, ErrorKind};
-use crate::outcomes::Outcomes;
 use crate::output::{Sink, SiteFiles, Staging};
 use crate::outputs::Out;
 use crate::pages::{Ctx, Texts};
@@ -102,7 +101,7 @@ pub struct SiteState {
     theme: Theme,
     runs: Runs,
     /// Outcome records, reloaded with the run records (both re-render everything).
-    outcomes: Outcomes,
+    outcomes: errata_outcomes::Index,
     store: Store,
     search: Vec<SearchIndex>,
     out: PathBuf,
@@ -135,7 +134,7 @@ impl SiteState {
     ) -> Result<(SiteState, Rebuild), Error> {
         let theme = Theme::load(opts.theme_dir.as_deref())?;
         let runs = Runs::load(&kb.root)?;
-        let outcomes = Outcomes::from_docs(&kb.outcomes);
+        let outcomes = errata_load::outcome_index(&kb.outcomes);
         let root = kb.root.clone();
         let texts = kb
             .sources()
@@ -306,7 +305,8 @@ impl SiteState {
         self.store.texts.extend(texts);
         if let Some(runs) = runs {
             self.runs = runs;
-            self.outcomes = Outcomes::load(&self.store.root);
+            self.outcomes =
+                errata_load::outcome_index(&errata_load::load_outcomes(&self.store.root));
         }
         // From here the documents are the new ones: should rendering or writing fail,
         // the next rebuild must not trust the outputs on disk.

@@ -85,11 +85,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         files = kb
             .sources()
             .iter()
-            .filter(|s| {
-                selected
-                    .iter()
-                    .any(|p| s.path == *p || s.path.starts_with(p))
-            })
+            .filter(|s| common::in_selection(&s.path, selected))
             .count()
             .max(selected.iter().filter(|p| p.exists()).count());
     }

@@ -65,6 +65,23 @@ pub fn resolve_paths(
     Ok((root, (!selected.is_empty()).then_some(selected)))
 }
 
+/// Whether `path` is one of the selected paths (a file, or inside a directory).
+pub fn in_selection(path: &Path, selected: &[PathBuf]) -> bool {
+    selected.iter().any(|p| path == p || path.starts_with(p))
+}
+
+/// The entries that `selected` names (all when `None`), with their source text: what
+/// `errata fmt` and `errata migrate` rewrite.
+pub fn selected_entries<'kb>(
+    kb: &'kb KnowledgeBase,
+    selected: Option<&'kb [PathBuf]>,
+) -> impl Iterator<Item = (&'kb errata_load::EntryDoc, &'kb errata_load::SourceFile)> {
+    kb.entries
+        .iter()
+        .filter(move |doc| selected.is_none_or(|sel| in_selection(&doc.path, sel)))
+        .filter_map(|doc| kb.source(&doc.path).map(|src| (doc, src)))
+}
+
 /// Whether a diagnostic's file is one of the selected paths (a file, or inside a directory).
 pub fn is_selected(d: &Diagnostic, selected: &[PathBuf]) -> bool {
     selected

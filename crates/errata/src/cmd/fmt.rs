@@ -32,17 +32,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for dir in dirs {
         remove_abandoned(dir);
     }
-    for doc in &kb.entries {
-        if let Some(sel) = &selected
-            && !sel
-                .iter()
-                .any(|p| doc.path == *p || doc.path.starts_with(p))
-        {
-            continue;
-        }
-        let Some(src) = kb.source(&doc.path) else {
-            continue;
-        };
+    for (doc, src) in common::selected_entries(&kb, selected.as_deref()) {
         let formatted = match errata_check::canonical_entry(&src.text) {
             Ok(f) => f,
             Err(e) => {

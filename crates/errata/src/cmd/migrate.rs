@@ -31,17 +31,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         KnowledgeBase::load(&root).with_context(|| format!("cannot load {}", root.display()))?;
     let mut total = Migration::default();
     let (mut files, mut failed, mut lowered) = (0, 0, 0usize);
-    for doc in &kb.entries {
-        if let Some(sel) = &selected
-            && !sel
-                .iter()
-                .any(|p| doc.path == *p || doc.path.starts_with(p))
-        {
-            continue;
-        }
-        let Some(src) = kb.source(&doc.path) else {
-            continue;
-        };
+    for (doc, src) in common::selected_entries(&kb, selected.as_deref()) {
         let (text, m) = match migrate_entry(&src.text) {
             Ok(r) => r,
             Err(e) => {
