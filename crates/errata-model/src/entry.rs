@@ -26,6 +26,9 @@ pub struct Entry {
     pub root_cause_zh: String,
     pub versions: Vec<VersionInfo>,
     pub os_specific: BTreeMap<String, String>,
+    /// Chinese text of each `os_specific` note, under the same key.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub os_specific_zh: BTreeMap<String, String>,
     pub dead_ends: Vec<DeadEnd>,
     pub dead_ends_zh: Vec<String>,
     pub workarounds: Vec<Workaround>,
@@ -81,6 +84,9 @@ pub struct VersionInfo {
     pub deprecated: Option<String>,
     pub removed: Option<String>,
     pub behavior_change: Option<String>,
+    /// Chinese text of `behavior_change`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub behavior_change_zh: Option<String>,
     pub status: String,
 }
 

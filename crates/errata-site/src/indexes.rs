@@ -302,7 +302,10 @@ impl<'a> Ctx<'a> {
             };
             rows.push((
                 rank,
-                json!({"title": pair.title(), "href": format!("{lang_root}{}", urls::article_page(id)),
+                json!({"title": self.article_title(pair, lang),
+                       // An English title on the Chinese page is the name of the English text.
+                       "title_lang": if lang == Lang::Zh && pair.zh.is_none() { "en" } else { "" },
+                       "href": format!("{lang_root}{}", urls::article_page(id)),
                        "state": state, "label": t(&format!("tr_{state}"))}),
             ));
         }

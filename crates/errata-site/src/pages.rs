@@ -183,13 +183,19 @@ struct VersionView<'v> {
     introduced: &'v str,
     deprecated: &'v str,
     removed: &'v str,
-    behavior_change: &'v str,
+    /// HTML: `code spans` rendered.
+    behavior_change: String,
+    /// `en` when the text is English on a zh page.
+    behavior_change_lang: &'static str,
 }
 
 #[derive(Serialize)]
 struct OsNote<'v> {
     os: &'v str,
-    note: &'v str,
+    /// HTML: `code spans` rendered.
+    note: String,
+    /// `en` when the note is English on a zh page.
+    lang: &'static str,
 }
 
 #[derive(Serialize)]
@@ -366,7 +372,12 @@ impl<'a> Ctx<'a> {
                     pct: counted_pct(basis.as_ref(), rate),
                     evidence: errata_model::rate_shown(rate, basis.as_ref(), false, zh),
                     reports: reports(w.basis.as_ref()),
-                    condition: &w.condition,
+                    // As for a dead end, the Chinese text carries the condition too.
+                    condition: if zh_action.is_some() {
+                        ""
+                    } else {
+                        &w.condition
+                    },
                     sources: sources(&w.sources),
                 }
             })
@@ -516,19 +527,42 @@ impl<'a> Ctx<'a> {
             versions: e
                 .versions
                 .iter()
-                .map(|v| VersionView {
-                    version: &v.version,
-                    status: &v.status,
-                    introduced: opt(&v.introduced),
-                    deprecated: opt(&v.deprecated),
-                    removed: opt(&v.removed),
-                    behavior_change: opt(&v.behavior_change),
+                .map(|v| {
+                    let zh_change = opt(&v.behavior_change_zh);
+                    let (behavior_change, behavior_change_lang) = if zh && has(zh_change) {
+                        (zh_change, "")
+                    } else {
+                        let english = opt(&v.behavior_change);
+                        (english, if zh && has(english) { "en" } else { "" })
+                    };
+                    VersionView {
+                        version: &v.version,
+                        status: &v.status,
+                        introduced: opt(&v.introduced),
+                        deprecated: opt(&v.deprecated),
+                        removed: opt(&v.removed),
+                        behavior_change: markdown::inline_code(behavior_change),
+                        behavior_change_lang,
+                    }
                 })
                 .collect(),
             os_notes: e
                 .os_specific
                 .iter()
-                .map(|(os, note)| OsNote { os, note })
+                .map(
+                    |(os, note)| match e.os_specific_zh.get(os).filter(|z| zh && has(z)) {
+                        Some(zh_note) => OsNote {
+                            os,
+                            note: markdown::inline_code(zh_note),
+                            lang: "",
+                        },
+                        None => OsNote {
+                            os,
+                            note: markdown::inline_code(note),
+                            lang: if zh { "en" } else { "" },
+                        },
+                    },
+                )
                 .collect(),
             verify: verify_html.unwrap_or_default(),
             articles,
@@ -604,9 +638,10 @@ impl<'a> Ctx<'a> {
         })
     }
 
+    /// The title in `lang`: on the Chinese site the translation's title wherever a
+    /// translation exists (an outdated one is still Chinese), else the English one.
     pub(crate) fn article_title(&self, a: &ArticlePair<'_>, lang: Lang) -> String {
         if lang == Lang::Zh
-            && a.translation() == Translation::Current
             && let Some(t) =
                 a.zh.and_then(|z| z.front.as_ref())
                     .map(|f| f.title.trim())
@@ -628,18 +663,21 @@ impl<'a> Ctx<'a> {
             ));
         };
         let state = pair.translation();
-        let (doc, notice, body_lang) = match (lang, state) {
-            (Lang::Zh, Translation::Current) => (pair.zh.unwrap_or(pair.en), String::new(), ""),
+        // A Chinese page shows no English prose: an outdated translation is still shown
+        // (with a notice and the English page a click away); an article with no
+        // translation gets a Chinese page that says so and links to the English text.
+        let (doc, notice) = match (lang, state) {
+            (Lang::Zh, Translation::Current) => (pair.zh.unwrap_or(pair.en), String::new()),
             (Lang::Zh, Translation::Outdated) => (
-                pair.en,
+                pair.zh.unwrap_or(pair.en),
                 self.t(lang, "translation_outdated_notice", &[]),
-                "en",
             ),
             (Lang::Zh, Translation::Missing) => {
-                (pair.en, self.t(lang, "not_translated_notice", &[]), "en")
+                (pair.en, self.t(lang, "not_translated_notice", &[]))
             }
-            (Lang::En, _) => (pair.en, String::new(), ""),
+            (Lang::En, _) => (pair.en, String::new()),
         };
+        let untranslated = lang == Lang::Zh && state == Translation::Missing;
         let title = self.article_title(pair, lang);
         let text = self.source_text(doc);
         let body_md = text.get(doc.body_range.clone()).unwrap_or("");
@@ -653,12 +691,17 @@ impl<'a> Ctx<'a> {
                 && (h.text.trim().eq_ignore_ascii_case(doc_title)
                     || h.text.trim().eq_ignore_ascii_case(&title))
         });
-        let body = markdown::render_body(body_md, &anchors, skip_first, |code| {
-            Some(self.badge(lang, &self.runs.verdict(&rel_file, code)))
-        });
+        let body = if untranslated {
+            String::new()
+        } else {
+            markdown::render_body(body_md, &anchors, skip_first, |code| {
+                Some(self.badge(lang, &self.runs.verdict(&rel_file, code)))
+            })
+        };
         let toc: Vec<Value> = doc
             .headings
             .iter()
+            .filter(|_| !untranslated)
             .skip(usize::from(skip_first))
             .filter(|h| h.level <= 4)
             .map(|h| json!({"level": h.level.max(2), "text": h.text, "anchor": h.anchor}))
@@ -679,7 +722,7 @@ impl<'a> Ctx<'a> {
         let view = json!({
             "id": id,
             "title": title,
-            "title_lang": if lang == Lang::Zh && body_lang == "en" { "en" } else { "" },
+            "title_lang": if untranslated { "en" } else { "" },
             "date": front.date,
             "domain": domain,
             "domain_url": frame.href(&urls::domain_page(domain)),
@@ -688,7 +731,12 @@ impl<'a> Ctx<'a> {
             "entries": entries,
             "toc": toc,
             "body": body,
-            "body_lang": body_lang,
+            // The English page, where the Chinese one is missing or behind it.
+            "english_href": if lang == Lang::Zh && state != Translation::Current {
+                Some(format!("{}{}{page}", frame.root, Lang::En.prefix()))
+            } else {
+                None
+            },
         });
         let summary = first_paragraph(body_md);
         let mut ctx = self.base(lang, &page, &title, &summary);
@@ -699,7 +747,7 @@ impl<'a> Ctx<'a> {
                 "@context": "https://schema.org",
                 "@type": "TechArticle",
                 "headline": title,
-                "inLanguage": if body_lang.is_empty() { lang.code() } else { body_lang },
+                "inLanguage": lang.code(),
                 "datePublished": front.date,
                 "keywords": front.tags.join(", "),
                 "description": truncate(&summary, 300),

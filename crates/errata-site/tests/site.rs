@@ -435,14 +435,9 @@ fn real_data_article_pages_translations_and_indexes() {
         } else {
             untranslated += 1;
             assert_eq!(
-                zh.select(&sel(".notice")).count(),
+                zh.select(&sel(".notice a[hreflang=en]")).count(),
                 1,
-                "zh/{path}: not-translated notice"
-            );
-            assert_eq!(
-                attrs(&zh, ".prose", "lang"),
-                ["en"],
-                "zh/{path}: English body marked lang=en"
+                "zh/{path}: a notice that links to the English text"
             );
         }
     }
@@ -839,4 +834,180 @@ fn spellings_of_one_tag_share_one_page() {
             .any(|h| h.ends_with("tags/cuda-graphs.html")),
         "entry b links the shared tag page"
     );
+}
+
+/// Elements whose text may be English on a Chinese page: code, and what is quoted or
+/// cited verbatim (a reporter's words, an error message, an English document's title).
+const VERBATIM: &[&str] = &[
+    "code",
+    "pre",
+    "kbd",
+    "samp",
+    "q",
+    "blockquote",
+    "cite",
+    "script",
+    "style",
+];
+
+/// The text of `node` outside [`VERBATIM`] elements, one string per text node.
+fn prose_text(node: ego_tree::NodeRef<'_, scraper::Node>, out: &mut Vec<String>) {
+    for child in node.children() {
+        match child.value() {
+            scraper::Node::Text(t) => out.push(t.to_string()),
+            scraper::Node::Element(e) if VERBATIM.contains(&e.name()) => {}
+            // An external link's text names the page it leads to (often an English
+            // document's title).
+            scraper::Node::Element(e)
+                if e.name() == "a" && e.attr("href").is_some_and(|h| h.contains("://")) => {}
+            scraper::Node::Element(_) => prose_text(child, out),
+            _ => {}
+        }
+    }
+}
+
+/// Runs of four or more English words in `text` (a word: ASCII letters, with `'` or
+/// `-` inside; separated by spaces and light punctuation; a full stop ends a run).
+fn english_runs(text: &str) -> Vec<String> {
+    let mut runs = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    let flush = |run: &mut Vec<&str>, runs: &mut Vec<String>| {
+        if run.len() >= 4 {
+            runs.push(run.join(" "));
+        }
+        run.clear();
+    };
+    // A Chinese character or punctuation mark ends a run.
+    for segment in text.split(|c: char| !c.is_ascii()) {
+        for token in segment.split_whitespace() {
+            let word = token.trim_matches(|c: char| ",.;:!?()\"".contains(c));
+            let is_word = word.len() > 1
+                && word.starts_with(|c: char| c.is_ascii_alphabetic())
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphabetic() || c == '\'' || c == '-');
+            if is_word {
+                run.push(word);
+            } else {
+                flush(&mut run, &mut runs);
+            }
+            // A sentence may go on past a comma, not past a full stop of its own.
+            if is_word && token.ends_with(['.', '!', '?']) {
+                flush(&mut run, &mut runs);
+            }
+        }
+        flush(&mut run, &mut runs);
+    }
+    flush(&mut run, &mut runs);
+    runs
+}
+
+#[test]
+fn english_runs_find_sentences_not_names() {
+    assert_eq!(
+        english_runs("先用 compute-sanitizer 运行程序：Run the program under it."),
+        ["Run the program under it"]
+    );
+    assert!(english_runs("PyTorch 2.4 与 CUDA 12.4 的 NCCL 后端").is_empty());
+    assert!(english_runs("`cudaErrorIllegalAddress` (700) 是粘滞错误").is_empty());
+}
+
+/// A Chinese page shows no English prose: every dead end, workaround, condition,
+/// versions row, OS note, article and UI string is in Chinese; English is left only in
+/// code and in what is quoted or cited verbatim.
+#[test]
+fn real_data_zh_pages_have_no_english_prose() {
+    let site = build(&repo_data(), &SiteOptions::default());
+    let mut found = Vec::new();
+    let mut pages = 0;
+    for path in html_pages(&site).iter().filter(|p| p.starts_with("zh/")) {
+        pages += 1;
+        let doc = page(&site, path);
+        let Some(body) = doc.select(&sel("body")).next() else {
+            found.push(format!("{path}: no body"));
+            continue;
+        };
+        let mut text = Vec::new();
+        prose_text(*body, &mut text);
+        for run in text.iter().flat_map(|t| english_runs(t)) {
+            found.push(format!("{path}: {run}"));
+        }
+    }
+    assert!(pages > 400, "only {pages} zh pages");
+    assert!(
+        found.is_empty(),
+        "{} English run(s) on Chinese pages, e.g.:\n{}",
+        found.len(),
+        found
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// A Chinese page never shows an English body: an outdated translation is still shown,
+/// under a notice that links to the English text; an article with no translation gets
+/// a Chinese page that says so and links to it.
+#[test]
+fn untranslated_and_outdated_articles_on_the_chinese_site() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    copy_tree(&repo_data(), &data);
+    // Outdated: the English text changes after its translation was made.
+    let sticky = data.join("articles/cuda/sticky-errors.md");
+    let mut text = std::fs::read_to_string(&sticky).expect("read");
+    text.push_str("\nOne more English paragraph.\n");
+    std::fs::write(&sticky, text).expect("write");
+    // Missing: the translation is gone.
+    std::fs::remove_file(data.join("articles/cuda/errors-at-start-up.zh.md")).expect("rm");
+    let site = build(&data, &SiteOptions::default());
+
+    let outdated = page(&site, "zh/articles/cuda/sticky-errors.html");
+    let zh_title = "粘滞错误（sticky error），以及为什么必须重启进程";
+    assert_eq!(texts(&outdated, "h1")[0].trim(), zh_title);
+    assert!(texts(&outdated, ".prose").concat().contains("粘滞错误"));
+    assert!(
+        !texts(&outdated, ".prose")
+            .concat()
+            .contains("One more English")
+    );
+    assert_eq!(
+        attrs(&outdated, ".notice a[hreflang=en]", "href"),
+        ["../../../articles/cuda/sticky-errors.html"]
+    );
+
+    let missing = page(&site, "zh/articles/cuda/errors-at-start-up.html");
+    assert!(
+        missing.select(&sel(".prose")).next().is_none(),
+        "no English body"
+    );
+    assert!(missing.select(&sel(".toc")).next().is_none());
+    assert_eq!(attrs(&missing, "h1 cite", "lang"), ["en"]);
+    assert_eq!(
+        attrs(&missing, ".notice a[hreflang=en]", "href"),
+        ["../../../articles/cuda/errors-at-start-up.html"]
+    );
+    for path in [
+        "zh/articles/cuda/sticky-errors.html",
+        "zh/articles/cuda/errors-at-start-up.html",
+        "zh/translations.html",
+    ] {
+        let doc = page(&site, path);
+        let body = doc.select(&sel("body")).next().expect("body");
+        let mut text = Vec::new();
+        prose_text(*body, &mut text);
+        let runs: Vec<String> = text.iter().flat_map(|t| english_runs(t)).collect();
+        assert!(runs.is_empty(), "{path}: {runs:?}");
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for path in walk(from) {
+        let rel = path.strip_prefix(from).expect("prefix");
+        let dest = to.join(rel);
+        std::fs::create_dir_all(dest.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(&path, &dest).expect("copy");
+    }
 }

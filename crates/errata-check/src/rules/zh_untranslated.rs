@@ -19,16 +19,12 @@ const MIN_CHINESE_SHARE: f64 = 0.5;
 
 pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
-    for (i, (pointer, text)) in zh_fields(e).into_iter().enumerate() {
+    for field in zh_fields(e) {
+        let text = field.zh;
         if text.trim().is_empty() {
             continue;
         }
-        let english = match i {
-            0 => Some(e.signature.as_str()),
-            1 => Some(e.root_cause.as_str()),
-            n => e.workarounds.get(n - 2).map(|w| w.action.as_str()),
-        };
-        let same = english.is_some_and(|en| en.trim() == text.trim())
+        let same = (!field.english.trim().is_empty() && field.english.trim() == text.trim())
             || e.workarounds.iter().any(|w| w.how.trim() == text.trim());
         let share = chinese_share(text);
         if same || share.is_some_and(|s| s < MIN_CHINESE_SHARE) {
@@ -44,7 +40,7 @@ pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnosti
                 diag(
                     "zh-untranslated",
                     &doc.path,
-                    Anchor::Value(pointer),
+                    Anchor::Value(field.pointer),
                     format!("Chinese field {why}"),
                 )
                 .with_help(
@@ -70,5 +66,19 @@ mod tests {
             .filter_map(|d| d.pointer().map(String::from))
             .collect();
         assert_eq!(ptrs, ["/signature_zh", "/workarounds_zh/0"]);
+    }
+
+    #[test]
+    fn a_dead_end_or_behaviour_change_left_in_english() {
+        let mut e = valid_entry("cuda/a");
+        e["dead_ends_zh"][0] = e["dead_ends"][0]["action"].clone();
+        e["versions"][0]["behavior_change"] = "Returns 700 since CUDA 13.0.".into();
+        e["versions"][0]["behavior_change_zh"] = "Returns 700 since CUDA 13.0.".into();
+        let ptrs: Vec<_> = entry_diags(&e, "zh-untranslated")
+            .iter()
+            .filter_map(|d| d.pointer().map(String::from))
+            .collect();
+        // In file order: the versions come before the dead ends.
+        assert_eq!(ptrs, ["/versions/0/behavior_change_zh", "/dead_ends_zh/0"]);
     }
 }

@@ -1,5 +1,5 @@
 //! `errata migrate [PATH…] [--check]`: brings entries written before the Evidence
-//! schema (2.0.0) up to it: every rate without a `basis` becomes an `estimate`, and an
+//! schema (2.x) up to it: every rate without a `basis` becomes an `estimate`, and an
 //! entry without `dead_ends_zh` gets an empty string per dead end for `zh-missing` to
 //! point at; a `confidence` above its tier's ceiling is lowered to it. It invents
 //! nothing; it then says what is left to do.
