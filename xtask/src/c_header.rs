@@ -65,6 +65,16 @@ fn tokenize(src: &str) -> Result<Vec<Token>> {
             rest = &after[end + 2..];
         } else if rest.starts_with("//") {
             let end = rest.find('\n').unwrap_or(rest.len());
+            // Doxygen's line forms: `///< …` / `//!< …` after an item (curand.h, nvml.h),
+            // `/// …` / `//! …` before one; `////…` rules are ordinary comments.
+            let line = &rest[2..end];
+            if let Some(doc) = line.strip_prefix("/<").or_else(|| line.strip_prefix("!<")) {
+                tokens.push(Token::TrailingDoc(doc.to_owned()));
+            } else if let Some(doc) = line.strip_prefix('/').or_else(|| line.strip_prefix('!'))
+                && !doc.starts_with('/')
+            {
+                tokens.push(Token::Doc(doc.to_owned()));
+            }
             rest = &rest[end..];
         } else if c == '"' || c == '\'' {
             // A string or character literal: skip it, honouring escapes.

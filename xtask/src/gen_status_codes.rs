@@ -1,7 +1,10 @@
-//! `cargo xtask gen-cublas-status | gen-cudnn-status | gen-nccl-results | gen-cu-results
-//! [--check] [--header PATH]`: regenerate the status tables of cuBLAS
-//! (`cublasStatus_t`), cuDNN (`cudnnStatus_t`), NCCL (`ncclResult_t`) and the driver API
-//! (`CUresult`) in `crates/errata-model/src/status_codes/` from the vendors' own headers.
+//! `cargo xtask gen-cublas-status | gen-cudnn-status | gen-nccl-results | gen-cu-results |
+//! gen-cufft-results | gen-cusolver-status | gen-cusparse-status | gen-curand-status |
+//! gen-nvml-returns [--check] [--header PATH]`: regenerate the status tables of cuBLAS
+//! (`cublasStatus_t`), cuDNN (`cudnnStatus_t`), NCCL (`ncclResult_t`), the driver API
+//! (`CUresult`), cuFFT (`cufftResult`), cuSOLVER (`cusolverStatus_t`), cuSPARSE
+//! (`cusparseStatus_t`), cuRAND (`curandStatus_t`) and NVML (`nvmlReturn_t`) in
+//! `crates/errata-model/src/status_codes/` from the vendors' own headers.
 //!
 //! Each header comes from NVIDIA's pip wheel of that library, pinned to one file and its
 //! sha256 (see [`crate::wheel`]); `--header PATH` reads a local header instead (offline
@@ -89,6 +92,110 @@ const CU_RESULT: Table = Table {
     member: "nvidia/cu13/include/cuda.h",
     module: "cu_result",
 };
+
+// The math libraries and NVML of CUDA 13.5: the versions `cuda-toolkit==13.5.0` requires
+// (its `all` extra), each header read from that wheel.
+
+const CUFFT: Table = Table {
+    command: "gen-cufft-results",
+    type_name: "cufftResult",
+    which: EnumName::Typedef("cufftResult"),
+    wheel: PinnedWheel {
+        package: "nvidia-cufft",
+        version: "12.5.0.14",
+        platform: "manylinux_2_17_x86_64",
+        file: "nvidia_cufft-12.5.0.14-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+        sha256: "b8be26837a5abad2b5b74f3e92dd29f622a42934b355be0961a48712cbba23ad",
+    },
+    member: "nvidia/cu13/include/cufft.h",
+    module: "cufft",
+};
+
+const CUSOLVER: Table = Table {
+    command: "gen-cusolver-status",
+    type_name: "cusolverStatus_t",
+    which: EnumName::Typedef("cusolverStatus_t"),
+    wheel: PinnedWheel {
+        package: "nvidia-cusolver",
+        version: "12.4.1.2",
+        platform: "manylinux_2_27_x86_64",
+        file: "nvidia_cusolver-12.4.1.2-py3-none-manylinux_2_27_x86_64.whl",
+        sha256: "b3b8e02fd2f2df869369af075dc3a179d43f6f7b85e94632a7dce556697be044",
+    },
+    member: "nvidia/cu13/include/cusolver_common.h",
+    module: "cusolver",
+};
+
+const CUSPARSE: Table = Table {
+    command: "gen-cusparse-status",
+    type_name: "cusparseStatus_t",
+    which: EnumName::Typedef("cusparseStatus_t"),
+    wheel: PinnedWheel {
+        package: "nvidia-cusparse",
+        version: "12.9.4.2",
+        platform: "manylinux_2_17_x86_64",
+        file: "nvidia_cusparse-12.9.4.2-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+        sha256: "072667e58c851a318738f5527a12eb225cbf058803f2ea451c722d8cf8edddec",
+    },
+    member: "nvidia/cu13/include/cusparse.h",
+    module: "cusparse",
+};
+
+const CURAND: Table = Table {
+    command: "gen-curand-status",
+    type_name: "curandStatus_t",
+    // `enum curandStatus { … }; typedef enum curandStatus curandStatus_t;`
+    which: EnumName::Tag("curandStatus"),
+    wheel: PinnedWheel {
+        package: "nvidia-curand",
+        version: "10.4.5.25",
+        platform: "manylinux_2_27_x86_64",
+        file: "nvidia_curand-10.4.5.25-py3-none-manylinux_2_27_x86_64.whl",
+        sha256: "22bb226a857e5888fe6b54ae465fc4371296bcff13a35f79e19691bcf454f529",
+    },
+    member: "nvidia/cu13/include/curand.h",
+    module: "curand",
+};
+
+const NVML: Table = Table {
+    command: "gen-nvml-returns",
+    type_name: "nvmlReturn_t",
+    which: EnumName::Typedef("nvmlReturn_t"),
+    wheel: PinnedWheel {
+        package: "nvidia-nvml-dev",
+        version: "13.5.37",
+        platform: "manylinux_2_17_x86_64",
+        file: "nvidia_nvml_dev-13.5.37-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+        sha256: "7394fcbefa9ba537e8238cbb1caa4cd2db6bbfbff208d217a8a884947113ae6d",
+    },
+    member: "nvidia/cu13/include/nvml.h",
+    module: "nvml",
+};
+
+/// `cargo xtask gen-cufft-results`.
+pub fn run_cufft(args: &[String]) -> Result<()> {
+    run(&CUFFT, args)
+}
+
+/// `cargo xtask gen-cusolver-status`.
+pub fn run_cusolver(args: &[String]) -> Result<()> {
+    run(&CUSOLVER, args)
+}
+
+/// `cargo xtask gen-cusparse-status`.
+pub fn run_cusparse(args: &[String]) -> Result<()> {
+    run(&CUSPARSE, args)
+}
+
+/// `cargo xtask gen-curand-status`.
+pub fn run_curand(args: &[String]) -> Result<()> {
+    run(&CURAND, args)
+}
+
+/// `cargo xtask gen-nvml-returns`.
+pub fn run_nvml(args: &[String]) -> Result<()> {
+    run(&NVML, args)
+}
 
 /// `cargo xtask gen-cublas-status`.
 pub fn run_cublas(args: &[String]) -> Result<()> {
@@ -216,6 +323,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn doxygen_line_comments_describe_items() {
+        // The shapes of curand.h (`///<`) and nvml.h (`//!<`); a `////` rule is not a doc.
+        let header = "////////////////\n\
+            enum curandStatus {\n\
+                CURAND_STATUS_SUCCESS = 0, ///< No errors\n\
+                /// Generator not initialized\n\
+                CURAND_STATUS_NOT_INITIALIZED = 101,\n\
+            };\n\
+            typedef enum nvmlReturn_enum {\n\
+                NVML_SUCCESS = 0,  //!< The operation was successful\n\
+                // an ordinary comment\n\
+                NVML_ERROR_UNINITIALIZED = 1,\n\
+            } nvmlReturn_t;\n";
+        let got = |which| {
+            parse_enum(header, which)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| (e.name, e.description))
+                .collect::<Vec<_>>()
+        };
+        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        assert_eq!(
+            got(EnumName::Tag("curandStatus")),
+            [
+                s("CURAND_STATUS_SUCCESS", "No errors"),
+                s("CURAND_STATUS_NOT_INITIALIZED", "Generator not initialized")
+            ]
+        );
+        assert_eq!(
+            got(EnumName::Typedef("nvmlReturn_t")),
+            [
+                s("NVML_SUCCESS", "The operation was successful"),
+                s("NVML_ERROR_UNINITIALIZED", "")
+            ]
+        );
+    }
+
+    #[test]
     fn typedef_enums_aliases_and_attribute_macros() {
         // The shapes of cublas_api.h, nccl.h and cuDNN 9's cudnn_graph.h.
         let header = r#"
@@ -275,7 +420,9 @@ typedef enum {
 
     #[test]
     fn pinned_wheels_are_consistent() {
-        for t in [&CUBLAS, &CUDNN, &NCCL, &CU_RESULT] {
+        for t in [
+            &CUBLAS, &CUDNN, &NCCL, &CU_RESULT, &CUFFT, &CUSOLVER, &CUSPARSE, &CURAND, &NVML,
+        ] {
             let w = t.wheel;
             let stem = w.package.replace('-', "_");
             assert!(

@@ -72,6 +72,31 @@ const COMMANDS: &[Command] = &[
         run: gen_status_codes::run_cu_result,
     },
     Command {
+        name: "gen-cufft-results",
+        summary: "regenerate the cufftResult table from the nvidia-cufft wheel's cufft.h [--check]",
+        run: gen_status_codes::run_cufft,
+    },
+    Command {
+        name: "gen-cusolver-status",
+        summary: "regenerate the cusolverStatus_t table from the nvidia-cusolver wheel's cusolver_common.h [--check]",
+        run: gen_status_codes::run_cusolver,
+    },
+    Command {
+        name: "gen-cusparse-status",
+        summary: "regenerate the cusparseStatus_t table from the nvidia-cusparse wheel's cusparse.h [--check]",
+        run: gen_status_codes::run_cusparse,
+    },
+    Command {
+        name: "gen-curand-status",
+        summary: "regenerate the curandStatus_t table from the nvidia-curand wheel's curand.h [--check]",
+        run: gen_status_codes::run_curand,
+    },
+    Command {
+        name: "gen-nvml-returns",
+        summary: "regenerate the nvmlReturn_t table from the nvidia-nvml-dev wheel's nvml.h [--check]",
+        run: gen_status_codes::run_nvml,
+    },
+    Command {
         name: "py-wheel",
         summary: "build the Python package errata (crates/errata-py) with the bundle of data/ inside [--out DIR]",
         run: py_wheel::run,

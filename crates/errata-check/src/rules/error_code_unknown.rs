@@ -3,10 +3,15 @@
 //! `error_code` is an enumerator name, optionally with its number: a `cudaError_t`
 //! (`cudaErrorIllegalAddress (700)`), a driver API `CUresult` (`CUDA_ERROR_ILLEGAL_ADDRESS
 //! (700)`), a `cublasStatus_t` (`CUBLAS_STATUS_EXECUTION_FAILED (13)`), a `cudnnStatus_t`
-//! (`CUDNN_STATUS_BAD_PARAM (2000)`) or an `ncclResult_t` (`ncclSystemError (2)`). Both
-//! the name and the number are checked against tables generated from NVIDIA's own
-//! headers (`cargo xtask gen-cuda-errors`, `gen-cu-results`, `gen-cublas-status`,
-//! `gen-cudnn-status`, `gen-nccl-results`), never against memory: for example, there is
+//! (`CUDNN_STATUS_BAD_PARAM (2000)`), an `ncclResult_t` (`ncclSystemError (2)`), a
+//! `cufftResult` (`CUFFT_INTERNAL_ERROR (5)`), a `cusolverStatus_t`, a
+//! `cusparseStatus_t`, a `curandStatus_t` or an `nvmlReturn_t`
+//! (`NVML_ERROR_LIB_RM_VERSION_MISMATCH (18)`). Both the name and the number are
+//! checked against tables generated from NVIDIA's own headers (`cargo xtask
+//! gen-cuda-errors`, `gen-cu-results`, `gen-cublas-status`, `gen-cudnn-status`,
+//! `gen-nccl-results`, `gen-cufft-results`, `gen-cusolver-status`,
+//! `gen-cusparse-status`, `gen-curand-status`, `gen-nvml-returns`), never against
+//! memory: for example, there is
 //! no `cudaErrorDriverNotReady`, 804 is `cudaErrorCompatNotSupportedOnDevice`, and cuDNN
 //! 9's `CUDNN_STATUS_BAD_PARAM` is 2000, not cuDNN 8's 3. When the name is unknown but
 //! the number is real, the help names the enumerator with that number.

@@ -1,6 +1,8 @@
 //! The status codes of the CUDA libraries besides the runtime, generated from NVIDIA's
 //! own headers: cuBLAS's `cublasStatus_t`, cuDNN's `cudnnStatus_t`, NCCL's
-//! `ncclResult_t` and the driver API's `CUresult`.
+//! `ncclResult_t`, the driver API's `CUresult`, cuFFT's `cufftResult`, cuSOLVER's
+//! `cusolverStatus_t`, cuSPARSE's `cusparseStatus_t`, cuRAND's `curandStatus_t` and
+//! NVML's `nvmlReturn_t`.
 //!
 //! Each table is written by its `cargo xtask gen-*` command from a header in a pinned pip
 //! wheel (never typed by hand) and checked on CI with `--check`. `cudaError_t` has its
@@ -9,7 +11,12 @@
 mod cu_result;
 mod cublas;
 mod cudnn;
+mod cufft;
+mod curand;
+mod cusolver;
+mod cusparse;
 mod nccl;
+mod nvml;
 
 /// One value of a status enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,12 +52,18 @@ impl StatusTable {
     }
 }
 
-/// Every table, cuBLAS, cuDNN, NCCL, then the driver API.
-pub static TABLES: [&StatusTable; 4] = [
+/// Every table: cuBLAS, cuDNN, NCCL, the driver API, then cuFFT, cuSOLVER, cuSPARSE,
+/// cuRAND and NVML.
+pub static TABLES: [&StatusTable; 9] = [
     &cublas::TABLE,
     &cudnn::TABLE,
     &nccl::TABLE,
     &cu_result::TABLE,
+    &cufft::TABLE,
+    &cusolver::TABLE,
+    &cusparse::TABLE,
+    &curand::TABLE,
+    &nvml::TABLE,
 ];
 
 /// The table and value that `name` is, in any of [`TABLES`].
@@ -70,6 +83,16 @@ pub fn family(name: &str) -> Option<&'static StatusTable> {
         Some(&nccl::TABLE)
     } else if prefix("CUDA_ERROR_") || name == "CUDA_SUCCESS" {
         Some(&cu_result::TABLE)
+    } else if prefix("CUFFT_") {
+        Some(&cufft::TABLE)
+    } else if prefix("CUSOLVER_STATUS_") {
+        Some(&cusolver::TABLE)
+    } else if prefix("CUSPARSE_STATUS_") {
+        Some(&cusparse::TABLE)
+    } else if prefix("CURAND_STATUS_") {
+        Some(&curand::TABLE)
+    } else if prefix("NVML_") {
+        Some(&nvml::TABLE)
     } else {
         None
     }
@@ -101,6 +124,27 @@ mod tests {
         assert_eq!(get("ncclRemoteError"), Some(("ncclResult_t", 6)));
         assert_eq!(get("CUDA_ERROR_ILLEGAL_ADDRESS"), Some(("CUresult", 700)));
         assert_eq!(get("cudaErrorIllegalAddress"), None);
+        assert_eq!(get("CUFFT_INTERNAL_ERROR"), Some(("cufftResult", 5)));
+        assert_eq!(get("CUFFT_INVALID_DEVICE"), Some(("cufftResult", 11)));
+        assert_eq!(
+            get("CUSOLVER_STATUS_EXECUTION_FAILED"),
+            Some(("cusolverStatus_t", 6))
+        );
+        assert_eq!(
+            get("CUSPARSE_STATUS_INSUFFICIENT_RESOURCES"),
+            Some(("cusparseStatus_t", 11))
+        );
+        assert_eq!(
+            get("CURAND_STATUS_LAUNCH_FAILURE"),
+            Some(("curandStatus_t", 201))
+        );
+        assert_eq!(get("NVML_ERROR_GPU_IS_LOST"), Some(("nvmlReturn_t", 15)));
+        assert_eq!(
+            nvml::TABLE
+                .by_name("NVML_ERROR_DRIVER_NOT_LOADED")
+                .map(|c| c.description),
+            Some("NVIDIA driver is not loaded")
+        );
         for t in TABLES {
             assert!(
                 t.codes.len() >= 9,
