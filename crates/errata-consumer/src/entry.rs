@@ -57,6 +57,9 @@ pub struct Entry {
     /// How the entry was verified (`ai_generated`, `community`, `human_reviewed`,
     /// `reproduced`, `official`).
     pub verification_tier: String,
+    /// The status value the error is, when it is one: `cudaErrorIllegalAddress (700)`,
+    /// `CUBLAS_STATUS_EXECUTION_FAILED (13)`, … (what `errata decode` links to).
+    pub error_code: Option<String>,
     raw: Box<RawValue>,
 }
 
@@ -126,6 +129,8 @@ struct Typed {
     workarounds_zh: Vec<String>,
     #[serde(default)]
     verification_tier: String,
+    #[serde(default)]
+    error_code: Option<String>,
 }
 
 impl Entry {
@@ -150,6 +155,7 @@ impl Entry {
             workarounds: t.workarounds,
             workarounds_zh: t.workarounds_zh,
             verification_tier: t.verification_tier,
+            error_code: t.error_code,
             raw,
         })
     }

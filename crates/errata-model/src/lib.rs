@@ -29,6 +29,7 @@ mod frontmatter;
 pub mod slug;
 pub mod snippet;
 pub mod status_codes;
+pub mod xid;
 
 pub use diagnostic::{Anchor, Diagnostic, Location, Severity};
 pub use entry::{

@@ -47,6 +47,8 @@ enum Command {
     Bundle(cmd::bundle::Args),
     /// Scan a log for known errors.
     Match(cmd::matching::Args),
+    /// What a bare error number or name means in every family (cudaError_t, CUresult, cuBLAS, …, Xid).
+    Decode(cmd::decode::Args),
     /// Check every external URL.
     Links(cmd::links::Args),
     /// Preview the site locally, rebuilding on change.
@@ -77,6 +79,7 @@ fn main() -> ExitCode {
         Command::Build(args) => cmd::build::run(args),
         Command::Bundle(args) => cmd::bundle::run(args),
         Command::Match(args) => cmd::matching::run(args),
+        Command::Decode(args) => cmd::decode::run(args),
         Command::Links(args) => cmd::links::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Mcp(args) => cmd::mcp::run(args),

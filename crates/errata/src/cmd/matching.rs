@@ -134,7 +134,7 @@ fn progress_bar(file: &std::fs::File) -> indicatif::ProgressBar {
 
 /// Entries straight from the data directory, for matching without a bundle. Entries
 /// whose regex does not compile are left out with a warning (`errata check` reports them).
-fn index_from_data(data: Option<PathBuf>) -> anyhow::Result<Index> {
+pub(crate) fn index_from_data(data: Option<PathBuf>) -> anyhow::Result<Index> {
     let config = Config::discover(Path::new(".")).map_err(anyhow::Error::msg)?;
     let data = data.unwrap_or(config.data_dir);
     let kb = KnowledgeBase::load(&data)?;

@@ -4,6 +4,7 @@ pub mod build;
 pub mod bundle;
 pub mod changed;
 pub mod check;
+pub mod decode;
 pub mod explain;
 pub mod fmt;
 pub mod links;
