@@ -49,7 +49,13 @@ fn assert_answers(d: &serde_json::Value, outcomes: &std::path::Path) {
     assert_eq!(d["server"], "errata");
     assert_eq!(
         d["tools"],
-        serde_json::json!(["get_entry", "match_error", "report_outcome", "search"])
+        serde_json::json!([
+            "decode",
+            "get_entry",
+            "match_error",
+            "report_outcome",
+            "search"
+        ])
     );
     // Typed arguments: the SDK sees the schema of each tool.
     assert_eq!(
@@ -108,12 +114,41 @@ fn assert_answers(d: &serde_json::Value, outcomes: &std::path::Path) {
     // FTS syntax in a query is text, not an error.
     tool_json(&d["search_syntax"]);
 
+    // decode: every family's meaning, linked to the bundle's entries.
+    let decoded = tool_json(&d["decode"]);
+    let families: Vec<&str> = decoded["meanings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["family"].as_str())
+        .collect();
+    assert_eq!(
+        families,
+        [
+            "cudaError_t",
+            "cublasStatus_t",
+            "cufftResult",
+            "cusolverStatus_t",
+            "nvmlReturn_t",
+            "Xid"
+        ],
+        "{decoded}"
+    );
+    assert_eq!(decoded["meanings"][1]["entry"], "cublas/execution-failed");
+    let narrowed = tool_json(&d["decode_family"]);
+    assert_eq!(narrowed["meanings"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        narrowed["meanings"][0]["entry"],
+        "cuda/illegal-memory-access"
+    );
+
     // Bad input is a JSON-RPC error naming the problem (or, for arguments the SDK's
     // schema layer rejects, an error result), and the server lives on.
     for (key, says) in [
         ("bad_entry", "cuda/no-such-entry"),
         ("bad_lang", "fr"),
         ("bad_limit", "limit"),
+        ("bad_family", "cuda13"),
         ("bad_tool", "tool"),
     ] {
         let e = &d[key]["rpc_error"];

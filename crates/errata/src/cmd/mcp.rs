@@ -130,6 +130,16 @@ pub struct SearchArgs {
     pub limit: Option<u32>,
 }
 
+/// `decode`'s arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct DecodeArgs {
+    /// A bare number (`700`, `0x2bc`) or an enumerator name (`CUBLAS_STATUS_NOT_SUPPORTED`).
+    pub value: String,
+    /// Only this family: `cuda`, `cu`, `cublas`, `cudnn`, `nccl`, `cufft`, `cusolver`,
+    /// `cusparse`, `curand`, `nvml`, `xid` (or a type name such as `cublasStatus_t`).
+    pub family: Option<String>,
+}
+
 /// `report_outcome`'s arguments.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct OutcomeArgs {
@@ -259,6 +269,24 @@ impl Server {
             .map(|f| f.to_json(lang))
             .collect();
         json_result(&serde_json::Value::Array(found))
+    }
+
+    #[tool(
+        description = "What a bare GPU error number or enumerator name means in every family that has it (cudaError_t, CUresult, cuBLAS, cuDNN, NCCL, cuFFT, cuSOLVER, cuSPARSE, cuRAND, NVML, Xid), from NVIDIA's own tables, with the knowledge-base entry id where one exists. A number is never assigned to one family by guess: pass `family` when the log names the library."
+    )]
+    async fn decode(
+        &self,
+        Parameters(args): Parameters<DecodeArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let decoded = errata_decode::decode(
+            &args.value,
+            args.family.as_deref(),
+            self.bundle.index().entries(),
+        )
+        .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+        let value = serde_json::to_value(&decoded)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        json_result(&value)
     }
 
     #[tool(

@@ -52,6 +52,8 @@ async def main():
             out["search"] = await call(session, "search", {"query": "misaligned address", "limit": 5})
             out["search_zh"] = await call(session, "search", {"query": "非法内存访问", "lang": "zh"})
             out["search_syntax"] = await call(session, "search", {"query": '"NEAR( * OR'})
+            out["decode"] = await call(session, "decode", {"value": "13"})
+            out["decode_family"] = await call(session, "decode", {"value": "0x2bc", "family": "cuda"})
             out["outcome"] = await call(
                 session,
                 "report_outcome",
@@ -67,6 +69,7 @@ async def main():
             out["bad_entry"] = await call(session, "get_entry", {"id": "cuda/no-such-entry"})
             out["bad_lang"] = await call(session, "match_error", {"text": "x", "lang": "fr"})
             out["bad_limit"] = await call(session, "search", {"query": "x", "limit": 0})
+            out["bad_family"] = await call(session, "decode", {"value": "1", "family": "cuda13"})
             out["bad_args"] = await call(session, "match_error", {"txt": 3})
             out["bad_tool"] = await call(session, "no_such_tool", {})
             resources = await session.list_resources()
