@@ -9,7 +9,7 @@ use errata_consumer::{DATABASE, Found, Lang};
 use errata_search::SearchIndex;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 pyo3::create_exception!(
     _errata,
@@ -377,6 +377,34 @@ impl Bundle {
         errata_outcomes::record(std::path::Path::new(directory), &record, Some(shape), today)
             .map(|p| p.display().to_string())
             .map_err(PyValueError::new_err)
+    }
+
+    /// Every family's meaning of a bare number (`700`, `0x2bc`) or an enumerator name
+    /// (cudaError_t, CUresult, cuBLAS, cuDNN, NCCL, cuFFT, cuSOLVER, cuSPARSE, cuRAND,
+    /// NVML, Xid), each a dict `{family, name, number, description, entry}`; `family`
+    /// narrows to one. Raises ValueError for input that is neither.
+    #[pyo3(signature = (value, family = None))]
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        value: &str,
+        family: Option<&str>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let decoded = errata_decode::decode(value, family, self.inner.entries())
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        decoded
+            .meanings
+            .into_iter()
+            .map(|m| {
+                let d = PyDict::new(py);
+                d.set_item("family", m.family)?;
+                d.set_item("name", m.name)?;
+                d.set_item("number", m.number)?;
+                d.set_item("description", m.description)?;
+                d.set_item("entry", m.entry)?;
+                Ok(d)
+            })
+            .collect()
     }
 
     /// The entry with this id, or `None`.

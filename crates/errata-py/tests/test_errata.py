@@ -166,3 +166,24 @@ def test_report_outcome_writes_a_record_to_submit(tmp_path):
     else:
         raise AssertionError("a bad record was accepted")
     assert len(open(path, encoding="utf-8").read().splitlines()) == 1
+
+
+def test_decode_gives_every_family_and_the_entry():
+    meanings = errata.decode(13)
+    families = [m["family"] for m in meanings]
+    assert families == ["cudaError_t", "cublasStatus_t", "cufftResult", "cusolverStatus_t", "nvmlReturn_t", "Xid"]
+    cublas = meanings[1]
+    assert cublas == {
+        "family": "cublasStatus_t",
+        "name": "CUBLAS_STATUS_EXECUTION_FAILED",
+        "number": 13,
+        "description": "",
+        "entry": "cublas/execution-failed",
+    }
+    narrowed = errata.decode("0x2bc", family="cuda")
+    assert [m["entry"] for m in narrowed] == ["cuda/illegal-memory-access"]
+    assert errata.decode(123456) == []
+    with pytest.raises(ValueError, match="family"):
+        errata.decode(1, family="cuda13")
+    with pytest.raises(ValueError):
+        errata.decode("7 00")

@@ -38,6 +38,7 @@ __all__ = [
     "advise",
     "format_advice",
     "report_outcome",
+    "decode",
 ]
 
 _DEFAULT: Optional[Bundle] = None
@@ -94,6 +95,17 @@ def report_outcome(
     return default_bundle().report_outcome(
         entry, item, outcome, reporter, directory, gpu, driver, cuda, torch, source, date
     )
+
+
+def decode(value: Union[str, int], family: Optional[str] = None) -> List[dict]:
+    """Every family's meaning of a bare error number or name, like ``errno``.
+
+    ``decode(13)`` answers for cudaError_t, cuBLAS, cuFFT, cuSOLVER, NVML and Xid alike
+    (never a guess at one family); ``family="cublas"`` narrows it. Each meaning is a
+    dict ``{family, name, number, description, entry}``, ``entry`` the knowledge-base
+    id that explains it or None. Raises ValueError for input that is neither.
+    """
+    return default_bundle().decode(str(value), family)
 
 
 def search(query: str, lang: str = "en", limit: int = 10) -> List[Hit]:
