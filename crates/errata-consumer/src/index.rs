@@ -19,6 +19,9 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 pub struct Index {
     entries: Vec<Entry>,
     matcher: Matcher,
+    /// The bare-number patterns, compiled after the entries' own: pattern
+    /// `entries.len() + i` is `numbers[i]`.
+    numbers: Vec<crate::numbers::NumberPattern>,
 }
 
 /// A known error found in some text.
@@ -38,6 +41,9 @@ pub struct Found<'a> {
     pub via: Via,
     /// Ranking key: characters the entry's pattern spells out literally.
     pub specificity: u32,
+    /// For a bare-number line (`CUBLAS error 13`): the family the line named and the
+    /// number, decoded in that family's table to the entry's `error_code`.
+    pub number: Option<(&'static str, i64)>,
 }
 
 impl Found<'_> {
@@ -75,7 +81,11 @@ impl Found<'_> {
             "text": self.text,
             "id": self.entry.id,
             "signature": self.entry.signature(lang),
-            "via": match self.via { Via::Regex => "regex".to_string(), Via::Alias(i) => format!("alias:{i}") },
+            "via": match (self.number, self.via) {
+                (Some((family, n)), _) => format!("number:{family}:{n}"),
+                (None, Via::Regex) => "regex".to_string(),
+                (None, Via::Alias(i)) => format!("alias:{i}"),
+            },
             "specificity": self.specificity,
             "root_cause": advice.root_cause,
             "dead_ends": steps(&advice.dead_ends, "why_fails", "fail_rate"),
@@ -98,9 +108,11 @@ pub struct ScanStats {
 impl Index {
     /// Compiles the entries' regexes and aliases, in the given order.
     pub fn new(entries: Vec<Entry>) -> Result<Index, Error> {
+        let numbers = crate::numbers::patterns(&entries);
         let patterns: Vec<Pattern> = entries
             .iter()
             .map(|e| Pattern::new(e.regex.clone()).with_aliases(e.aliases.iter().cloned()))
+            .chain(numbers.iter().map(|n| Pattern::new(n.regex.clone())))
             .collect();
         let matcher = Matcher::new(&patterns).map_err(|errors| {
             Error::Patterns(
@@ -108,14 +120,24 @@ impl Index {
                     .into_iter()
                     .map(|(i, why)| {
                         (
-                            entries.get(i).map_or_else(String::new, |e| e.id.clone()),
+                            entries
+                                .get(i)
+                                .or_else(|| {
+                                    let n = numbers.get(i.checked_sub(entries.len())?)?;
+                                    entries.get(n.entry)
+                                })
+                                .map_or_else(String::new, |e| e.id.clone()),
                             why,
                         )
                     })
                     .collect(),
             )
         })?;
-        Ok(Index { entries, matcher })
+        Ok(Index {
+            entries,
+            matcher,
+            numbers,
+        })
     }
 
     /// Every entry, in bundle order (sorted by id).
@@ -140,11 +162,31 @@ impl Index {
     /// Every known error in `text`: lines in order, and within a line the most specific
     /// entry first (see `errata_matcher` for the ranking rule).
     pub fn match_text(&self, text: &str) -> Vec<Found<'_>> {
-        let mut found = Vec::new();
-        self.matcher.scan(text.as_bytes(), |m| {
-            found.push(self.found(text.as_bytes(), 0, 0, m))
-        });
-        found
+        let mut raw = Vec::new();
+        self.matcher.scan(text.as_bytes(), |m| raw.push(m.clone()));
+        self.answers(&raw)
+            .map(|m| self.found(text.as_bytes(), 0, 0, m))
+            .collect()
+    }
+
+    /// The matches that are answers: a bare-number match is left out when its entry
+    /// already matched the same line by its own words. (The matcher reports a line's
+    /// matches together, so only that run of matches is compared.)
+    fn answers<'m>(
+        &self,
+        matches: &'m [errata_matcher::Match],
+    ) -> impl Iterator<Item = &'m errata_matcher::Match> {
+        let n = self.entries.len();
+        matches.iter().enumerate().filter_map(move |(i, m)| {
+            let Some(number) = m.pattern.checked_sub(n).and_then(|k| self.numbers.get(k)) else {
+                return Some(m);
+            };
+            let same_line = |o: &&errata_matcher::Match| o.line == m.line;
+            let before = matches[..i].iter().rev().take_while(same_line);
+            let after = matches[i + 1..].iter().take_while(same_line);
+            let named = before.chain(after).any(|o| o.pattern == number.entry);
+            (!named).then_some(m)
+        })
     }
 
     /// Scans a stream of any size in bounded memory (a few chunks of about
@@ -180,7 +222,7 @@ impl Index {
             // `stats.lines` counts completed lines, so a piece of a long line keeps the
             // line number of the piece before it.
             let (base_line, base_offset) = (stats.lines, stats.bytes);
-            for m in &scanned.matches {
+            for m in self.answers(&scanned.matches) {
                 stats.matches += 1;
                 on_match(self.found(&scanned.chunk, base_line, base_offset, m));
             }
@@ -202,14 +244,19 @@ impl Index {
         m: &errata_matcher::Match,
     ) -> Found<'_> {
         let line_start = memchr::memrchr(b'\n', &chunk[..m.span.start]).map_or(0, |i| i + 1);
+        let number = m
+            .pattern
+            .checked_sub(self.entries.len())
+            .and_then(|i| self.numbers.get(i));
         Found {
-            entry: &self.entries[m.pattern],
+            entry: &self.entries[number.map_or(m.pattern, |n| n.entry)],
             line: base_line + m.line as u64 + 1,
             column: m.span.start - line_start + 1,
             span: base_offset + m.span.start as u64..base_offset + m.span.end as u64,
             text: String::from_utf8_lossy(&chunk[m.span.clone()]).into_owned(),
             via: m.via,
             specificity: m.specificity,
+            number: number.map(|n| (n.family, n.number)),
         }
     }
 }

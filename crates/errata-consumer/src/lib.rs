@@ -47,6 +47,7 @@ mod entry;
 mod error;
 mod index;
 mod manifest;
+mod numbers;
 mod scan;
 
 pub use bundle::{Bundle, DATABASE, ENTRIES, parse_entries};

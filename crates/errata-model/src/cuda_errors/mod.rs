@@ -18,6 +18,30 @@ pub use table::{CUDA_ERRORS, CUDA_HEADER_SOURCE};
 /// `#` lines first (which libcudart printed them).
 pub const RUNTIME_STRINGS_TSV: &str = include_str!("../../data/cuda-error-strings.tsv");
 
+/// `code<TAB>name` of `cudaError_t` as CUDA 2.x numbered it (cited data, see the file).
+pub const CUDA2_TSV: &str = include_str!("../../data/cuda-errors-cuda2.tsv");
+
+/// Whether a bare `cudaError_t` number means the same enumerator in every CUDA release:
+/// CUDA 10.1 renumbered the runtime's errors below 128 (4 was `cudaErrorLaunchFailure`
+/// before, `cudaErrorCudartUnloading` after), so such a number is read only where the
+/// old numbering ([`CUDA2_TSV`]) and today's agree. 128 and above were never used
+/// before the renumbering, except `cudaErrorApiFailureBase` (10000).
+pub fn same_in_every_release(code: i32) -> bool {
+    let old = |code: i32| {
+        CUDA2_TSV
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_once('\t'))
+            .find(|(c, _)| c.trim().parse::<i32>().ok() == Some(code))
+            .map(|(_, name)| name.trim())
+    };
+    match code {
+        10000 => false,
+        c if c < 128 => old(c).is_some_and(|name| by_code(c).is_some_and(|e| e.name == name)),
+        _ => true,
+    }
+}
+
 /// One enumerator of `cudaError_t`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CudaError {
@@ -101,6 +125,20 @@ mod tests {
     //! Facts read from `driver_types.h` in `nvidia-cuda-runtime` 13.5.37. If a newer
     //! header changes one of them, the table was regenerated: check the header and
     //! update the fact here deliberately.
+
+    #[test]
+    fn numbers_renumbered_in_cuda_10_1_are_not_read_bare() {
+        use super::same_in_every_release as same;
+        // Same enumerator before and after: out of memory, insufficient driver.
+        assert!(same(2) && same(35) && same(13));
+        // Renumbered: 4 was a launch failure, 11 invalid value, 30 unknown, 38 no device.
+        assert!(!same(4) && !same(11) && !same(30) && !same(1));
+        // Never in the old numbering below 128, so unknown there: not read.
+        assert!(!same(46) && !same(98));
+        // Today's codes from 128 up were never used before.
+        assert!(same(700) && same(999) && same(201));
+        assert!(!same(10000));
+    }
 
     use std::collections::HashSet;
 

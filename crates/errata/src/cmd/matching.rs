@@ -250,6 +250,15 @@ impl Printer {
             found.entry.id,
             found.text.trim()
         )?;
+        // A bare number was read in the family the line named: say so, so that a
+        // reader can check it.
+        if let Some((family, number)) = found.number {
+            let name = found.entry.error_code.as_deref().unwrap_or_default();
+            match self.lang {
+                Lang::Zh => writeln!(out, "  （按 {family} 解读数字 {number}：{name}）")?,
+                Lang::En => writeln!(out, "  (the number {number}, read as {family}: {name})")?,
+            }
+        }
         if !explain {
             return writeln!(out, "  (explained above)");
         }
