@@ -1,6 +1,6 @@
 //! `cargo xtask snippets [PATH…] [--tier static|compile|run] [--format human|json]
 //! [--pack DIR] [--ingest DIR] [--allow-no-gpu] [--trusted | --allow FILE]
-//! [--print-allow] [--pack-sanitizer]`: verify the snippets of the knowledge base (DESIGN.md, "Snippets").
+//! [--print-allow] [--pack-sanitizer]`: verify the snippets of the knowledge base (docs/data.md, "Snippet fence annotations" and "Run records").
 //! The work is done by the `errata-snippets` library.
 //!
 //! - The default tier is the highest this machine can do, but never `run` unless

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// Field order here is the canonical key order that `errata fmt` writes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-#[allow(missing_docs)] // The fields are documented in the schema and DESIGN.md.
+#[allow(missing_docs)] // The fields are documented in the schema and docs/data.md.
 pub struct Entry {
     pub id: String,
     pub signature: String,
@@ -118,7 +118,7 @@ pub struct Workaround {
     pub sources: Vec<String>,
 }
 
-/// What a rate rests on (DESIGN.md, "Evidence"): K of N counted reports, runs or
+/// What a rate rests on (docs/evidence.md): K of N counted reports, runs or
 /// outcome records, or an editor's estimate with nothing counted.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

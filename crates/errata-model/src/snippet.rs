@@ -1,4 +1,4 @@
-//! The code-fence annotation grammar (see DESIGN.md, "Snippets").
+//! The code-fence annotation grammar (see docs/data.md, "Snippet fence annotations").
 //!
 //! A fence's info string is a language followed by annotations:
 //!

@@ -1,6 +1,6 @@
 //! Extract, annotate and verify the code snippets of an errata knowledge base.
 //!
-//! The pipeline (DESIGN.md, "Snippets"):
+//! The pipeline (docs/data.md, "Snippet fence annotations"):
 //!
 //! - [`extract()`] lists every fenced block of every article and every entry's `verify`
 //!   snippet as a [`Snippet`] (file, line, language, info string, annotations, sha256);

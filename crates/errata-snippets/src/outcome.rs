@@ -1,4 +1,4 @@
-//! Tiers, outcomes and verdicts: the vocabulary of DESIGN.md "Snippets".
+//! Tiers, outcomes and verdicts: the vocabulary of docs/data.md ("Snippet fence annotations", "Run records").
 
 use std::fmt;
 
@@ -43,7 +43,7 @@ impl fmt::Display for Tier {
     }
 }
 
-/// What happened to a snippet, judged against its expectation (names from DESIGN.md).
+/// What happened to a snippet, judged against its expectation (names from docs/data.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {

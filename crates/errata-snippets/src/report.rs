@@ -1,4 +1,4 @@
-//! Reports: a human table per file and tier, or the JSON of DESIGN.md, and a progress
+//! Reports: a human table per file and tier, or the JSON of docs/data.md, and a progress
 //! line for terminals.
 
 use std::collections::BTreeMap;

@@ -4,8 +4,9 @@
 //!
 //! `verification_tier`, weakest to strongest:
 //! - `ai_generated`: nothing checked; always allowed.
-//! - `community`: at least one dead end or workaround has a counted basis (`reports`,
-//!   `runs` or `outcomes`: people's outcomes were counted).
+//! - `community`: at least one dead end or workaround has a counted basis stored in the
+//!   entry (`reports` or `runs`: people's outcomes were counted). Outcome records are
+//!   folded in at build time and never stored in an entry, so they do not raise it.
 //! - `human_reviewed`, `official`: need a review record naming the reviewer; this
 //!   version of errata reads no review records, so neither can be claimed yet.
 //! - `reproduced`: the entry's `verify` snippet has a current run-tier record under

@@ -3,8 +3,9 @@
 //! `errata-search` (full-text search over the bundle's SQLite database).
 //!
 //! Tools: `match_error(text, lang?)` (the known errors in a message or log, with what not
-//! to try and what to try), `get_entry(id, lang?)` (one entry, whole), `search(query,
-//! lang?, limit?)` (entries and articles), `report_outcome(entry, item, outcome,
+//! to try and what to try), `get_entry(id)` (one entry, whole), `search(query, lang?,
+//! limit?)` (entries and articles), `decode(value, family?)` (every family's meaning of a
+//! bare number or name), `report_outcome(entry, item, outcome,
 //! reporter, env?, source?, date?)` (what happened when the user tried a dead end or a
 //! workaround, appended to `<--outcomes DIR>/<domain>/<slug>.jsonl`, a file to submit in
 //! a pull request as `data/outcomes/…`). Resources: every entry, as
