@@ -16,10 +16,20 @@ mod cmd;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `errata --version`: the tool's version and the knowledge base built into it.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (knowledge base: ",
+    env!("ERRATA_KB_ENTRIES"),
+    " entries, data ",
+    env!("ERRATA_KB_DIGEST"),
+    ")"
+);
+
 #[derive(Parser)]
 #[command(
     name = "errata",
-    version,
+    version = VERSION,
     about = "Check, verify and publish a knowledge base of GPU/CUDA errors"
 )]
 struct Cli {

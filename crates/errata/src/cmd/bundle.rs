@@ -80,7 +80,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
-    let Some(kb) = load_checked(args.data)? else {
+    let data = match args.data {
+        Some(dir) => dir,
+        None => super::common::config()?.data_dir,
+    };
+    let Some(kb) = load_checked(&data)? else {
         return Ok(ExitCode::from(1));
     };
     super::common::refuse_output_over_data(&args.out, &kb.root)?;
@@ -122,10 +126,9 @@ fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
 /// The knowledge base in `data` (default: the configured data directory), checked with
 /// the configured rules; `None` (after saying why on standard error) when it has errors:
 /// a bundle is never written from data with errors.
-fn load_checked(data: Option<PathBuf>) -> anyhow::Result<Option<KnowledgeBase>> {
+fn load_checked(data: &Path) -> anyhow::Result<Option<KnowledgeBase>> {
     let config = super::common::config()?;
-    let data = data.unwrap_or(config.data_dir.clone());
-    let kb = KnowledgeBase::load(&data)?;
+    let kb = KnowledgeBase::load(data)?;
     super::common::check_rule_ids(&config)?;
     let options = errata_check::CheckOptions {
         overrides: config.rules.clone(),
@@ -145,9 +148,11 @@ fn load_checked(data: Option<PathBuf>) -> anyhow::Result<Option<KnowledgeBase>> 
 
 /// Checks the data directory and writes its bundle into `out`, returning the bundle's
 /// path; `None` when the data has errors (said on standard error). For commands that
-/// answer from a bundle of the data directory (`errata mcp`).
+/// answer from a bundle of the data directory (`errata mcp`), which is the knowledge base
+/// built into errata when there is none here.
 pub fn write_checked(data: Option<PathBuf>, out: &Path) -> anyhow::Result<Option<PathBuf>> {
-    let Some(kb) = load_checked(data)? else {
+    let dir = super::common::data_or_embedded(data)?;
+    let Some(kb) = load_checked(&dir.path)? else {
         return Ok(None);
     };
     let opts = BundleOptions {

@@ -156,3 +156,50 @@ pub fn refuse_output_over_data(out: &Path, data: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// The repository's `data/`, packed into this binary at build time (`build.rs`).
+const EMBEDDED_DATA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kb-data.tar.gz"));
+
+/// A data directory to answer from, and the scratch directory that holds it when it is
+/// the one packed into the binary.
+pub struct DataDir {
+    /// The directory.
+    pub path: PathBuf,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+/// The data directory `data` names; else the configured one (`data_dir` in
+/// `errata.toml`, else `data`) when it exists; else the knowledge base packed into this
+/// binary, unpacked into a scratch directory: `errata match`, `decode` and `mcp` work in
+/// any directory. A `--data` that does not exist is an error, never silently replaced.
+pub fn data_or_embedded(data: Option<PathBuf>) -> Result<DataDir> {
+    if let Some(path) = data {
+        return Ok(DataDir {
+            path,
+            _scratch: None,
+        });
+    }
+    let configured = config()?.data_dir;
+    if configured.is_dir() {
+        return Ok(DataDir {
+            path: configured,
+            _scratch: None,
+        });
+    }
+    let scratch = tempfile::tempdir().context("cannot create a temporary directory")?;
+    let path = scratch.path().join("data");
+    let gz = flate2::read::GzDecoder::new(EMBEDDED_DATA);
+    tar::Archive::new(gz)
+        .unpack(&path)
+        .context("unpacking the knowledge base built into errata")?;
+    if !path.join("signatures").is_dir() {
+        anyhow::bail!(
+            "no data directory here ({}) and this errata was built without a knowledge base: pass --data DIR or --bundle FILE",
+            configured.display()
+        );
+    }
+    Ok(DataDir {
+        path,
+        _scratch: Some(scratch),
+    })
+}

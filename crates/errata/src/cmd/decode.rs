@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub bundle: Option<PathBuf>,
     /// The data directory when there is no `--bundle` (default: `data_dir` from
-    /// `errata.toml`, else `data`). Without one, meanings are decoded but not linked.
+    /// `errata.toml`, else `data`, else the knowledge base built into errata).
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
 }
@@ -63,20 +63,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The entries meanings link to: the bundle's, the data directory's, or none when
-/// there is no data directory (decoding needs only the tables).
+/// The entries meanings link to: the bundle's, the data directory's, or those of the
+/// knowledge base built into errata when there is no data directory here.
 fn entries(args: &Args) -> anyhow::Result<Vec<Entry>> {
     if let Some(path) = &args.bundle {
         let bundle = Bundle::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         return Ok(bundle.index().entries().to_vec());
     }
-    let config =
-        errata_load::Config::discover(std::path::Path::new(".")).map_err(anyhow::Error::msg)?;
-    let dir = args.data.clone().unwrap_or(config.data_dir);
-    if args.data.is_none() && !dir.is_dir() {
-        return Ok(Vec::new());
-    }
-    Ok(super::matching::index_from_data(Some(dir))?
+    Ok(super::matching::index_from_data(args.data.clone())?
         .entries()
         .to_vec())
 }

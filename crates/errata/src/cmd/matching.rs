@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use errata_consumer::{Bundle, Entry, Found, Index, Lang};
-use errata_load::{Config, KnowledgeBase};
+use errata_load::KnowledgeBase;
 
 /// Arguments.
 #[derive(clap::Args)]
@@ -135,9 +135,8 @@ fn progress_bar(file: &std::fs::File) -> indicatif::ProgressBar {
 /// Entries straight from the data directory, for matching without a bundle. Entries
 /// whose regex does not compile are left out with a warning (`errata check` reports them).
 pub(crate) fn index_from_data(data: Option<PathBuf>) -> anyhow::Result<Index> {
-    let config = Config::discover(Path::new(".")).map_err(anyhow::Error::msg)?;
-    let data = data.unwrap_or(config.data_dir);
-    let kb = KnowledgeBase::load(&data)?;
+    let dir = super::common::data_or_embedded(data)?;
+    let kb = KnowledgeBase::load(&dir.path)?;
     let mut entries: Vec<Entry> = kb
         .entries
         .iter()
