@@ -711,3 +711,40 @@ fn security_names_real_files_tests_and_limits() {
         "the fuzzing report is filled in"
     );
 }
+
+/// The published site is built with its absolute address: a sitemap, feed, robots.txt
+/// and canonical links of `/index.html` are useless to a search engine.
+#[test]
+fn the_published_site_is_built_with_its_base_url() {
+    let workflow =
+        std::fs::read_to_string(repo().join(".github/workflows/publish.yml")).expect("publish.yml");
+    let builds: Vec<&str> = workflow
+        .lines()
+        .filter(|l| l.contains("-- build"))
+        .collect();
+    assert!(!builds.is_empty(), "publish.yml builds the site");
+    for line in builds {
+        assert!(
+            line.contains("--base-url \"https://"),
+            "the site is built without its absolute base URL: {line}"
+        );
+    }
+    // That form of the command works and writes absolute URLs.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = errata(
+        &repo(),
+        &[
+            "build",
+            "--out",
+            dir.path().to_str().expect("utf-8"),
+            "--base-url",
+            "https://errata-kb.github.io/errata/",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.all());
+    let sitemap = std::fs::read_to_string(dir.path().join("site/sitemap.xml")).expect("sitemap");
+    assert!(
+        sitemap.contains("<loc>https://errata-kb.github.io/errata/"),
+        "{sitemap}"
+    );
+}
