@@ -565,7 +565,7 @@ fn action_as_workflow(action: &str) -> String {
             inputs.insert(name.clone(), spec.into());
         }
     }
-    let workflow = serde_yaml_ng::to_string(&serde_yaml_ng::Value::from({
+    serde_yaml_ng::to_string(&serde_yaml_ng::Value::from({
         let mut w = serde_yaml_ng::Mapping::new();
         w.insert("name".into(), "action.yml, linted as a workflow".into());
         let mut on = serde_yaml_ng::Mapping::new();
@@ -581,8 +581,7 @@ fn action_as_workflow(action: &str) -> String {
         w.insert("jobs".into(), jobs.into());
         w
     }))
-    .expect("yaml");
-    workflow
+    .expect("yaml")
 }
 
 #[test]
