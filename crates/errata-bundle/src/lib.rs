@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `manifest.json` | format_version, data version, schema version, counts, source commit, build date, size and sha256 of every other member (`schema/bundle-manifest.schema.json`) |
 //! | `CHANGELOG.md` | what changed in each version |
+//! | `LICENSE` | the knowledge base's licence, `<data>/LICENSE`, when there is one |
 //! | `articles/<domain>/<slug>[.zh].md` / `.txt` | articles as written, and as plain text |
 //! | `entries.json` / `entries.jsonl` | every entry, sorted by id (one array / one per line) |
 //! | `errata.sqlite` | tables plus FTS5 search over entries and articles, in English and Chinese (see [`sqlite`]) |
@@ -61,6 +62,8 @@ pub use write::{Written, bundle_file_name, write_bundle, write_bundle_report};
 
 /// The changelog member (and the file beside the bundle).
 pub const CHANGELOG: &str = "CHANGELOG.md";
+/// The knowledge base's licence (`<data>/LICENSE`), carried as an archive member.
+pub const LICENSE: &str = "LICENSE";
 /// The checksum file beside the bundle.
 pub const SHA256SUMS: &str = "SHA256SUMS";
 

@@ -368,6 +368,11 @@ fn collect<'a>(
         }
     };
     members.insert(CHANGELOG.into(), changelog.clone().into_bytes());
+    // The knowledge base's licence travels with it: downstream tools consume the data,
+    // not the repository.
+    if let Ok(licence) = std::fs::read(kb.root.join(crate::LICENSE)) {
+        members.insert(crate::LICENSE.into(), licence);
+    }
     Ok(Content {
         schema_version,
         entries,

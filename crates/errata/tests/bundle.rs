@@ -110,3 +110,40 @@ fn verify_a_bundle_away_from_its_checksum_file() {
     assert_eq!(code, 1, "{log}");
     assert!(log.contains("has no line for errata-1.0.0.tar.gz"), "{log}");
 }
+
+/// The knowledge base's licence travels in the bundle (downstream tools consume the
+/// data, not the repository), byte for byte, and the site says under which licence.
+#[test]
+fn the_data_licence_is_in_the_bundle_and_on_the_site() {
+    let (dir, data, elsewhere) = scratch();
+    let out = dir.path().join("out");
+    let (code, log) = write_bundle(&elsewhere, &data, &out, &[]);
+    assert_eq!(code, 0, "{log}");
+    let file = std::fs::File::open(out.join("errata-1.0.0.tar.gz")).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut licence = None;
+    for member in archive.entries().unwrap() {
+        let mut member = member.unwrap();
+        if member.path().unwrap().to_str() == Some("LICENSE") {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut member, &mut text).unwrap();
+            licence = Some(text);
+        }
+    }
+    let expected = std::fs::read_to_string(repo().join("data/LICENSE")).unwrap();
+    assert!(expected.contains("CC BY 4.0"));
+    assert_eq!(licence.as_deref(), Some(expected.as_str()));
+    for licence in ["LICENSE-MIT", "LICENSE-APACHE"] {
+        assert!(repo().join(licence).is_file(), "{licence}");
+    }
+    let (code, log) = errata(
+        &repo(),
+        &["build", s(&data), "--out", s(&dir.path().join("site"))],
+    );
+    assert_eq!(code, 0, "{log}");
+    let home = std::fs::read_to_string(dir.path().join("site/site/index.html")).unwrap();
+    assert!(
+        home.contains(r#"<a href="https://creativecommons.org/licenses/by/4.0/" rel="license"#),
+        "the site names the data licence"
+    );
+}
