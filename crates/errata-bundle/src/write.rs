@@ -306,7 +306,9 @@ fn collect<'a>(
                 continue;
             }
             let rel = member_path(item.path().strip_prefix(&runs_dir).unwrap_or(item.path()))?;
-            let bytes = std::fs::read(item.path()).map_err(|e| Error::io(item.path(), e))?;
+            let bytes = errata_load::read_bounded(item.path())
+                .map_err(|e| Error::io(item.path(), e))?
+                .into_bytes();
             if rel.ends_with(".json") {
                 counts.runs += 1;
             }
@@ -370,8 +372,8 @@ fn collect<'a>(
     members.insert(CHANGELOG.into(), changelog.clone().into_bytes());
     // The knowledge base's licence travels with it: downstream tools consume the data,
     // not the repository.
-    if let Ok(licence) = std::fs::read(kb.root.join(crate::LICENSE)) {
-        members.insert(crate::LICENSE.into(), licence);
+    if let Ok(licence) = errata_load::read_bounded(&kb.root.join(crate::LICENSE)) {
+        members.insert(crate::LICENSE.into(), licence.into_bytes());
     }
     Ok(Content {
         schema_version,

@@ -186,3 +186,48 @@ mod tests {
         assert_eq!(idx.line_col(text, text.len()), (3, 1));
     }
 }
+
+/// The text of a file that is not a source but is read beside the knowledge base (run
+/// records, a licence): a regular file of at most [`MAX_FILE_BYTES`], read through a
+/// bounded reader so that a file that grows while it is read, or a device posing as a
+/// file, cannot exhaust memory.
+pub fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind};
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let too_large = |len: u64| {
+        Error::new(
+            ErrorKind::InvalidData,
+            format!("file is {len} bytes, over the limit of {MAX_FILE_BYTES} bytes"),
+        )
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_large(meta.len()));
+    }
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(text.len() as u64));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod bounded_tests {
+    #[test]
+    fn read_bounded_refuses_big_files_and_non_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let small = dir.path().join("small.json");
+        std::fs::write(&small, "{}").expect("write");
+        assert_eq!(super::read_bounded(&small).expect("read"), "{}");
+        let big = dir.path().join("big.json");
+        let f = std::fs::File::create(&big).expect("create");
+        f.set_len(super::MAX_FILE_BYTES + 1).expect("sparse file");
+        let err = super::read_bounded(&big).expect_err("too large");
+        assert!(err.to_string().contains("over the limit"), "{err}");
+        assert!(super::read_bounded(dir.path()).is_err(), "a directory");
+    }
+}
