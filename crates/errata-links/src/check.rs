@@ -38,6 +38,10 @@ pub struct CheckOptions {
     pub max_retry_wait: Duration,
     /// The `User-Agent` header.
     pub user_agent: String,
+    /// Hosts (`host` or `host:port`) exempt from the refusal of loopback, private,
+    /// link-local and internal hosts (a local mirror, a test server). No request ever goes
+    /// to any other such host: not the URL as written, not a redirect's target.
+    pub allow_hosts: Vec<String>,
 }
 
 impl Default for CheckOptions {
@@ -55,6 +59,7 @@ impl Default for CheckOptions {
                 "errata-links/{} (+https://github.com/errata-kb/errata)",
                 env!("CARGO_PKG_VERSION")
             ),
+            allow_hosts: Vec::new(),
         }
     }
 }
@@ -149,6 +154,25 @@ impl Checker {
 }
 
 impl Inner {
+    /// `Ok` when `url` may be requested: a public host, or one of
+    /// [`CheckOptions::allow_hosts`].
+    fn reachable(&self, url: &Url) -> Result<(), String> {
+        let host = url.host_str().unwrap_or_default();
+        let with_port = url
+            .port_or_known_default()
+            .map(|p| format!("{host}:{p}"))
+            .unwrap_or_default();
+        if self
+            .options
+            .allow_hosts
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(&with_port))
+        {
+            return Ok(());
+        }
+        errata_model::host::public_host(host).map_err(|why| format!("{url}: {why}"))
+    }
+
     /// Follows `url` through its redirects to a verdict.
     async fn check_url(&self, url: &str) -> Outcome {
         let Ok(mut current) = Url::parse(url) else {
@@ -157,6 +181,12 @@ impl Inner {
                 reason: "not a valid URL".into(),
             };
         };
+        if let Err(why) = self.reachable(&current) {
+            return Outcome::Dead {
+                status: None,
+                reason: format!("not requested: {why}"),
+            };
+        }
         let mut chain = vec![current.clone()];
         // The URL to write instead: where the leading run of permanent redirects ends.
         let mut moved_to: Option<Url> = None;
@@ -186,6 +216,14 @@ impl Inner {
                     return Outcome::Dead {
                         status: Some(status.as_u16()),
                         reason,
+                    };
+                }
+                // A public page that redirects into a private network (a cloud metadata
+                // address, a router) is not followed: the request would come from here.
+                if let Err(why) = self.reachable(&next) {
+                    return Outcome::Dead {
+                        status: Some(status.as_u16()),
+                        reason: after(format!("redirect not followed: {why}"), &chain),
                     };
                 }
                 let mut seen = next.clone();

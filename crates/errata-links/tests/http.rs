@@ -15,6 +15,8 @@ fn options() -> CheckOptions {
         retries: 2,
         backoff: Duration::from_millis(20),
         max_retry_wait: Duration::from_secs(5),
+        // The test servers listen on 127.0.0.1; any other private host stays refused.
+        allow_hosts: vec!["127.0.0.1".into()],
         ..CheckOptions::default()
     }
 }
@@ -443,4 +445,40 @@ fn urls_in_flight_are_limited_overall() {
         "took {:?}",
         started.elapsed()
     );
+}
+
+/// No request goes to a loopback, private or internal host that was not allowed: not a
+/// URL as written, not a redirect's target (a public page redirecting to a cloud
+/// metadata address must not make errata fetch it).
+#[test]
+fn private_hosts_are_refused_before_and_after_redirects() {
+    let server = Server::start(|_, path, _| match path {
+        "/to-localhost" => redirect(302, "http://localhost:1/secret"),
+        "/to-metadata" => redirect(301, "http://169.254.169.254/latest/meta-data/"),
+        "/to-mapped" => redirect(302, "http://[::ffff:127.0.0.1]:1/"),
+        _ => Reply::Status(200, vec![]),
+    });
+    for path in ["/to-localhost", "/to-metadata", "/to-mapped"] {
+        match check_one(options(), server.url(path)) {
+            Outcome::Dead { reason, .. } => {
+                assert!(reason.contains("redirect not followed"), "{path}: {reason}");
+            }
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+    // Only the allowed host: the same server by another loopback name is refused.
+    let as_localhost = server.url("/ok").replace("127.0.0.1", "localhost");
+    match check_one(options(), as_localhost) {
+        Outcome::Dead { reason, status } => {
+            assert!(reason.starts_with("not requested:"), "{reason}");
+            assert_eq!(status, None);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The server saw the three first hops and nothing else (the localhost-named request
+    // was never sent).
+    let mut paths: Vec<String> = server.seen().into_iter().map(|s| s.path).collect();
+    paths.sort();
+    paths.dedup();
+    assert_eq!(paths, ["/to-localhost", "/to-mapped", "/to-metadata"]);
 }

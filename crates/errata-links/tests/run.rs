@@ -63,6 +63,7 @@ fn settings(cache: &Path) -> Settings {
         check: CheckOptions {
             timeout: Duration::from_secs(2),
             retries: 0,
+            allow_hosts: vec!["127.0.0.1".into()],
             ..CheckOptions::default()
         },
         cache: cache.to_path_buf(),

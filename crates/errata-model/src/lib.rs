@@ -26,6 +26,7 @@ pub mod date;
 mod diagnostic;
 mod entry;
 mod frontmatter;
+pub mod host;
 pub mod slug;
 pub mod snippet;
 pub mod status_codes;

@@ -52,6 +52,8 @@ fn errata(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_errata"))
         .current_dir(dir)
         .arg("links")
+        // The test server listens on 127.0.0.1, a loopback host errata refuses otherwise.
+        .args(["--allow-host", "127.0.0.1"])
         .args(args)
         .output()
         .unwrap();

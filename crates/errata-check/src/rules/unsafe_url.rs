@@ -7,8 +7,6 @@
 //! `169.254.x`, `*.local`, `*.internal`). The site only turns https URLs into links.
 //! `mailto:` links in articles are allowed.
 
-use std::net::IpAddr;
-
 use errata_load::ArticleDoc;
 
 use super::EntryInput;
@@ -94,47 +92,9 @@ pub(crate) fn check_url(text: &str) -> Result<(), String> {
             url.scheme()
         ));
     }
-    match url.host() {
+    match url.host_str() {
         None => Err("has no host".into()),
-        Some(url::Host::Domain(d)) => {
-            let d = d.trim_end_matches('.').to_ascii_lowercase();
-            if d == "localhost"
-                || d.ends_with(".localhost")
-                || d.ends_with(".local")
-                || d.ends_with(".internal")
-                || !d.contains('.')
-            {
-                Err(format!("host `{d}` is not a public host"))
-            } else {
-                Ok(())
-            }
-        }
-        Some(url::Host::Ipv4(ip)) => public_ip(IpAddr::V4(ip)),
-        Some(url::Host::Ipv6(ip)) => public_ip(IpAddr::V6(ip)),
-    }
-}
-
-fn public_ip(ip: IpAddr) -> Result<(), String> {
-    let private = match ip {
-        IpAddr::V4(v4) => {
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.octets()[0] == 0
-        }
-        IpAddr::V6(v6) => {
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || (v6.segments()[0] & 0xfe00) == 0xfc00
-                || (v6.segments()[0] & 0xffc0) == 0xfe80
-        }
-    };
-    if private {
-        Err(format!("address {ip} is loopback, private or link-local"))
-    } else {
-        Ok(())
+        Some(host) => errata_model::host::public_host(host),
     }
 }
 

@@ -47,6 +47,11 @@ pub struct Args {
     /// Retries after a connection error, a timeout, a 5xx or a 429.
     #[arg(long, value_name = "N", default_value_t = 2)]
     retries: u32,
+    /// A host (`HOST` or `HOST:PORT`) that may be requested although it is loopback,
+    /// private, link-local or internal (a local mirror); every other such host, written or
+    /// redirected to, is refused without a request. Repeatable.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    allow_host: Vec<String>,
     /// Exit 1 on warnings (permanent redirects) too.
     #[arg(long)]
     deny_warnings: bool,
@@ -69,6 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             concurrency: usize::from(args.concurrency),
             per_host: usize::from(args.per_host),
             retries: args.retries,
+            allow_hosts: args.allow_host,
             ..CheckOptions::default()
         },
         cache: args.cache,
