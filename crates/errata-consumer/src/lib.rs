@@ -49,6 +49,7 @@ mod index;
 mod manifest;
 mod numbers;
 mod scan;
+pub mod summary;
 
 pub use bundle::{Bundle, DATABASE, ENTRIES, parse_entries};
 pub use entry::{Advice, DeadEnd, Entry, Lang, Step, Workaround};

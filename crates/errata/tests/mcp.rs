@@ -68,32 +68,69 @@ fn assert_answers(d: &serde_json::Value, outcomes: &std::path::Path) {
     );
 
     let found = tool_json(&d["match"]);
-    assert_eq!(found[0]["id"], "cuda/misaligned-address", "{found}");
-    assert_eq!(found[0]["line"], 2);
-    assert!(found[0]["workarounds"].as_array().unwrap().len() >= 2);
+    let first = &found["results"][0];
+    assert_eq!(first["id"], "cuda/misaligned-address", "{found}");
+    assert_eq!(first["lines"], serde_json::json!([2]));
+    assert!(first["workarounds"].as_array().unwrap().len() >= 2);
+    assert!(found["left_out"].is_null());
+    // Compact: no internal fields of the matcher.
+    for internal in ["span", "via", "specificity", "column"] {
+        assert!(first.get(internal).is_none(), "{internal} leaks: {first}");
+    }
     // Evidence: a rate is a number only when counted; an estimate is words.
-    for step in found[0]["workarounds"].as_array().unwrap() {
+    for step in first["workarounds"].as_array().unwrap() {
         let evidence = step["evidence"].as_str().unwrap_or_default();
-        if step["basis"]["kind"] == "estimate" {
-            assert!(step["success_rate"].is_null(), "{step}");
+        if step["rate"].is_null() {
             assert!(
                 evidence.ends_with("(editor's estimate)") && !evidence.contains('%'),
                 "{step}"
             );
         } else {
             assert!(
-                step["success_rate"].is_number() && evidence.contains(" of "),
+                step["rate"].is_number() && evidence.contains(" of "),
                 "{step}"
             );
         }
+        assert!(step["how"].is_string(), "{step}");
     }
-    let zh = tool_json(&d["match_zh"]);
+    // A 500-error log: one result per known error, every line counted, under 32 KiB.
+    let big_text = d["match_big"]["text"].as_str().unwrap();
+    assert!(big_text.len() < 32 * 1024, "{} bytes", big_text.len());
+    let big = tool_json(&d["match_big"]);
+    let ids: Vec<&str> = big["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "cuda/out-of-memory",
+            "cuda/illegal-memory-access",
+            "cublas/execution-failed"
+        ]
+    );
+    assert_eq!(big["results"][0]["matched_lines"], 500);
+    assert_eq!(big["results"][0]["lines"].as_array().unwrap().len(), 20);
+    assert_eq!(big["results"][0]["lines"][0], 2);
+    // Every tool says what it does to the world.
+    let ann = &d["annotations"];
+    for read_only in ["match_error", "get_entry", "search", "decode"] {
+        assert_eq!(ann[read_only]["readOnlyHint"], true, "{read_only}: {ann}");
+    }
+    assert_eq!(ann["report_outcome"]["readOnlyHint"], false, "{ann}");
+    assert_eq!(ann["report_outcome"]["destructiveHint"], false, "{ann}");
+    let zh = &tool_json(&d["match_zh"])["results"];
     assert_eq!(zh[0]["id"], "cuda/illegal-memory-access");
     assert!(
         zh[0]["root_cause"].as_str().unwrap().contains("内存"),
         "{zh}"
     );
-    assert_eq!(tool_json(&d["match_none"]), serde_json::json!([]));
+    assert_eq!(
+        tool_json(&d["match_none"])["results"],
+        serde_json::json!([])
+    );
 
     let entry = tool_json(&d["entry"]);
     assert_eq!(entry["id"], "cuda/misaligned-address");

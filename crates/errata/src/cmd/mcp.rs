@@ -208,7 +208,14 @@ impl Server {
     }
 
     #[tool(
-        description = "Record what happened when the user tried one of an entry's dead ends or workarounds (`item`: `dead_end:<i>` or `workaround:<i>`, 0-based in the order get_entry lists them; `outcome`: `worked` or `failed`). The record is validated against the entry and appended to a local file the user can submit in a pull request; the knowledge base then counts it in that item's rate. Ask the user before recording, and record only what they say happened."
+        description = "Record what happened when the user tried one of an entry's dead ends or workarounds (`item`: `dead_end:<i>` or `workaround:<i>`, 0-based in the order get_entry lists them; `outcome`: `worked` or `failed`). The record is validated against the entry and appended to a local file the user can submit in a pull request; the knowledge base then counts it in that item's rate. Ask the user before recording, and record only what they say happened.",
+        annotations(
+            title = "Record an outcome",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn report_outcome(
         &self,
@@ -247,7 +254,12 @@ impl Server {
     }
 
     #[tool(
-        description = "Recognise known GPU/CUDA errors in an error message or log (PyTorch, CUDA runtime, cuBLAS, cuDNN, NCCL, driver, compute-sanitizer, Xid). Returns, per matching line, the entry id, its root cause, what people try that does not help (dead ends, with fail rates) and what helps (workarounds, with success rates), most specific match first. An empty list means no known error."
+        description = "Recognise known GPU/CUDA errors in an error message or log (PyTorch, CUDA runtime, cuBLAS, cuDNN, NCCL, JAX/TensorFlow, vLLM, llama.cpp, driver, compute-sanitizer, Xid, bare status numbers). Returns `results`: one per known error, in order of first appearance, with the lines it was seen on, its root cause, what people try that does not help (dead ends) and what helps (workarounds, with `how`); a rate is a number only when it was counted, else `evidence` says it in words. At most 10 errors and about 32 KiB: `left_out` says what was not described. Empty `results` means no known error.",
+        annotations(
+            title = "Match GPU errors in a log",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn match_error(
         &self,
@@ -263,17 +275,20 @@ impl Server {
                 None,
             ));
         }
-        let found: Vec<serde_json::Value> = self
-            .bundle
-            .match_text(&args.text)
-            .iter()
-            .map(|f| f.to_json(lang))
-            .collect();
-        json_result(&serde_json::Value::Array(found))
+        // One result per known error with the lines it was seen on, bounded in count
+        // and bytes (an assistant's context is small; a log is not).
+        let found = self.bundle.match_text(&args.text);
+        let limits = errata_consumer::summary::Limits::default();
+        json_result(&errata_consumer::summary::summary(&found, lang, &limits))
     }
 
     #[tool(
-        description = "What a bare GPU error number or enumerator name means in every family that has it (cudaError_t, CUresult, cuBLAS, cuDNN, NCCL, cuFFT, cuSOLVER, cuSPARSE, cuRAND, NVML, Xid), from NVIDIA's own tables, with the knowledge-base entry id where one exists. A number is never assigned to one family by guess: pass `family` when the log names the library."
+        description = "What a bare GPU error number or enumerator name means in every family that has it (cudaError_t, CUresult, cuBLAS, cuDNN, NCCL, cuFFT, cuSOLVER, cuSPARSE, cuRAND, NVML, Xid), from NVIDIA's own tables, with the knowledge-base entry id where one exists. A number is never assigned to one family by guess: pass `family` when the log names the library.",
+        annotations(
+            title = "Decode a GPU error number",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn decode(
         &self,
@@ -291,7 +306,8 @@ impl Server {
     }
 
     #[tool(
-        description = "The whole knowledge-base entry with this id (`<domain>/<slug>`, as returned by match_error or search): signature, regex, root cause, dead ends, workarounds, English and Chinese text, sources, transition graph, versions."
+        description = "The whole knowledge-base entry with this id (`<domain>/<slug>`, as returned by match_error or search): signature, regex, root cause, dead ends, workarounds, English and Chinese text, sources, transition graph, versions.",
+        annotations(title = "Get an entry", read_only_hint = true, open_world_hint = false)
     )]
     async fn get_entry(
         &self,
@@ -307,7 +323,12 @@ impl Server {
     }
 
     #[tool(
-        description = "Full-text search over the knowledge base's entries and articles (English, or Chinese with lang=zh). Returns ids and titles, best first; fetch an entry with get_entry."
+        description = "Full-text search over the knowledge base's entries and articles (English, or Chinese with lang=zh). Returns ids and titles, best first; fetch an entry with get_entry.",
+        annotations(
+            title = "Search the knowledge base",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn search(
         &self,

@@ -39,6 +39,10 @@ async def main():
             tools = await session.list_tools()
             out["tools"] = sorted(t.name for t in tools.tools)
             out["schemas"] = {t.name: t.input_schema for t in tools.tools}
+            out["annotations"] = {
+                t.name: (t.annotations.model_dump(exclude_none=True, by_alias=True) if t.annotations else None)
+                for t in tools.tools
+            }
             out["match"] = await call(
                 session,
                 "match_error",
@@ -48,6 +52,18 @@ async def main():
                 session, "match_error", {"text": "CUDA error: an illegal memory access was encountered", "lang": "zh"}
             )
             out["match_none"] = await call(session, "match_error", {"text": "all good"})
+            # A big, real-shaped log: 500 OOM failures among training progress, then other
+            # known errors, as a user pastes it.
+            lines = []
+            for i in range(500):
+                lines.append(f"step {i} loss 0.{i % 97:02d} lr 3e-4")
+                lines.append(
+                    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. "
+                    "GPU 0 has a total capacity of 79.19 GiB of which 12.50 MiB is free."
+                )
+            lines.append("RuntimeError: CUDA error: an illegal memory access was encountered")
+            lines.append("OSError: (External) CUBLAS error(13).")
+            out["match_big"] = await call(session, "match_error", {"text": "\n".join(lines)})
             out["entry"] = await call(session, "get_entry", {"id": "cuda/misaligned-address"})
             out["search"] = await call(session, "search", {"query": "misaligned address", "limit": 5})
             out["search_zh"] = await call(session, "search", {"query": "非法内存访问", "lang": "zh"})
