@@ -17,6 +17,9 @@ pub(crate) fn render(diagnostics: &[Diagnostic], cx: &Context<'_>) -> String {
                 "name": id,
                 "shortDescription": {"text": (cx.rule_summary)(id).unwrap_or(id)},
                 "help": {"text": format!("Run `errata explain {id}` for details.")},
+                // The rule's documentation in the repository (docs/rules.md lists every
+                // rule; `errata explain` prints the whole text).
+                "helpUri": format!("https://github.com/errata-kb/errata/blob/main/docs/rules.md#{id}"),
             })
         })
         .collect();

@@ -30,7 +30,8 @@ const VERSION: &str = concat!(
 #[command(
     name = "errata",
     version = VERSION,
-    about = "Check, verify and publish a knowledge base of GPU/CUDA errors"
+    about = "Check, verify and publish a knowledge base of GPU/CUDA errors",
+    after_help = "Exit codes: 0 nothing wrong found; 1 problems found in the data (for `match`: known errors found in the log; for `decode`: no family has the value); 2 the tool failed (usage, configuration, I/O).\nColour only on a terminal, never when NO_COLOR is set."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -265,6 +265,20 @@ fn sarif_and_github_formats() {
     assert_eq!(sarif["version"], "2.1.0");
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert!(results.iter().any(|r| r["ruleId"] == "error-code-unknown"));
+    // Every rule links its documentation, an anchor that docs/rules.md has.
+    let rules_doc = std::fs::read_to_string(root.join("docs/rules.md")).unwrap();
+    for rule in sarif["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+    {
+        let id = rule["id"].as_str().unwrap();
+        let uri = rule["helpUri"].as_str().unwrap_or_default();
+        assert_eq!(
+            uri,
+            format!("https://github.com/errata-kb/errata/blob/main/docs/rules.md#{id}")
+        );
+        assert!(rules_doc.contains(&format!("<a id=\"{id}\"></a>")), "{id}");
+    }
     let gh = errata(
         &root,
         &[
@@ -684,4 +698,37 @@ fn migrate_brings_schema_1_entries_over() {
         Some(0),
         "migrated entries are canonically formatted"
     );
+}
+
+/// Colour on a terminal only, and never with `NO_COLOR` (https://no-color.org), in
+/// `check`'s human output. Run under `script(1)`, which gives errata a terminal and
+/// records what the terminal showed.
+#[test]
+fn no_color_turns_colour_off_on_a_terminal() {
+    let root = repo_root();
+    let run = |no_color: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let typescript = dir.path().join("typescript");
+        let command = format!(
+            "{}'{}' check tests/fixtures/seeds --today 2026-11-21",
+            if no_color { "NO_COLOR=1 " } else { "" },
+            env!("CARGO_BIN_EXE_errata"),
+        );
+        let status = Command::new("script")
+            .args(["-q", "-e", "-c", &command])
+            .arg(&typescript)
+            .current_dir(&root)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("script(1) from util-linux");
+        assert_eq!(status.code(), Some(1), "the seeds have errors");
+        String::from_utf8_lossy(&std::fs::read(typescript).unwrap()).into_owned()
+    };
+    let coloured = run(false);
+    assert!(coloured.contains("error"), "{coloured}");
+    assert!(coloured.contains('\u{1b}'), "a terminal gets colour");
+    let plain = run(true);
+    assert!(plain.contains("error"), "{plain}");
+    assert!(!plain.contains('\u{1b}'), "NO_COLOR: {plain}");
 }

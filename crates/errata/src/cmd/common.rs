@@ -93,6 +93,12 @@ fn same_file(a: &Path, b: &Path) -> bool {
     matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y || x.starts_with(&y))
 }
 
+/// Whether to colour standard output: a terminal, and no `NO_COLOR` (https://no-color.org:
+/// set and not empty turns colour off).
+pub fn colour_on_stdout() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// Prints diagnostics in `format` to stdout (human output goes to stdout too, like rustc's
 /// `--error-format` when redirected, so it can be piped).
 pub fn print(format: Format, diagnostics: &[Diagnostic], kb: &KnowledgeBase, files: usize) {
@@ -102,7 +108,7 @@ pub fn print(format: Format, diagnostics: &[Diagnostic], kb: &KnowledgeBase, fil
         files,
         source: &source,
         rule_summary: &summary,
-        color: std::io::stdout().is_terminal(),
+        color: colour_on_stdout(),
     };
     print!("{}", errata_report::render(format, diagnostics, &cx));
 }

@@ -2,7 +2,7 @@
 //! name, like `errno` / `err.exe`, with the entry that explains it. Exit: 0 some family
 //! has it, 1 none does, 2 bad input or tool failure.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -53,7 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => writeln!(out, "{}", serde_json::to_string(&decoded)?)?,
-        Format::Human => write_human(&mut out, &decoded, std::io::stdout().is_terminal())?,
+        Format::Human => write_human(&mut out, &decoded, super::common::colour_on_stdout())?,
     }
     out.flush()?;
     Ok(if decoded.meanings.is_empty() {
@@ -84,7 +84,7 @@ fn write_human(
         return writeln!(out, "{}: no family has this value", decoded.value);
     }
     let bold = |s: &str| {
-        if colour && std::env::var_os("NO_COLOR").is_none() {
+        if colour {
             format!("\x1b[1m{s}\x1b[0m")
         } else {
             s.to_string()
