@@ -375,6 +375,9 @@ fn the_link_cache_survives_a_killed_links_run() {
     };
     let links = [
         "links",
+        // The test server is on 127.0.0.1, a loopback host errata refuses otherwise.
+        "--allow-host",
+        "127.0.0.1",
         "--cache",
         "cache/links.json",
         "--per-host",
@@ -402,7 +405,17 @@ fn the_link_cache_survives_a_killed_links_run() {
             .unwrap_or_else(|e| panic!("kill {i} at {at:?}: the cache is not JSON: {e}"));
         assert!(value.get("version").is_some(), "kill {i}: {value}");
         // The cache still serves an offline run: every link it knew is known.
-        let offline = errata(root, &["links", "--cache", "cache/links.json", "--offline"]);
+        let offline = errata(
+            root,
+            &[
+                "links",
+                "--allow-host",
+                "127.0.0.1",
+                "--cache",
+                "cache/links.json",
+                "--offline",
+            ],
+        );
         assert_ne!(offline.code, 2, "kill {i}: {}", offline.all());
     }
     let strays: Vec<_> = std::fs::read_dir(root.join("cache"))
