@@ -202,6 +202,11 @@ impl Entry {
                         lang == Lang::Zh,
                     ),
                     sources: &w.sources,
+                    // The Chinese text carries the condition; it is English here.
+                    condition: match lang {
+                        Lang::Zh if !zh.trim().is_empty() => "",
+                        _ => &w.condition,
+                    },
                 }
             })
             .collect();
@@ -229,6 +234,10 @@ impl Entry {
                         lang == Lang::Zh,
                     ),
                     sources: &d.sources,
+                    condition: match lang {
+                        Lang::Zh if !zh.trim().is_empty() => "",
+                        _ => &d.condition,
+                    },
                 }
             })
             .collect();
@@ -270,6 +279,9 @@ pub struct Step<'a> {
     pub evidence: String,
     /// Where the claim comes from.
     pub sources: &'a [String],
+    /// When it applies (English; empty when always). A Chinese step carries it in its
+    /// action text.
+    pub condition: &'a str,
 }
 
 impl Step<'_> {

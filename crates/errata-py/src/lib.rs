@@ -7,7 +7,7 @@ use std::io::Read;
 
 use errata_consumer::{DATABASE, Found, Lang};
 use errata_search::SearchIndex;
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -18,14 +18,20 @@ pyo3::create_exception!(
     "A bundle that cannot be read or does not verify."
 );
 
+/// `value` as plain Python values, through its JSON (the fields are the data's own).
+fn to_python<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
+    let json = serde_json::to_string(value).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    py.import("json")?.call_method1("loads", (json,))
+}
+
 fn lang_of(code: &str) -> PyResult<Lang> {
     Lang::parse(code)
         .ok_or_else(|| PyValueError::new_err(format!("lang must be 'en' or 'zh', not {code:?}")))
 }
 
 /// Something people try that does not fix the error.
-#[pyclass(frozen, get_all, module = "errata")]
-#[derive(Clone)]
+#[pyclass(frozen, get_all, eq, module = "errata")]
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeadEnd {
     /// What people try.
     action: String,
@@ -38,12 +44,31 @@ pub struct DeadEnd {
     basis: String,
     /// The rate as shown: "failed in 3 of 4 reports (…)" or "usually fails (editor's estimate)".
     evidence: String,
+    /// When it applies (empty: always; in Chinese, the action text says it).
+    condition: String,
     /// Where the claim comes from.
     sources: Vec<String>,
 }
 
 #[pymethods]
 impl DeadEnd {
+    /// Every field as plain Python values (dicts, lists, str, int, float, None).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, self)
+    }
+
+    /// Pickling (multiprocessing, Spark): rebuilt from its JSON.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let json =
+            serde_json::to_string(slf.get()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok((slf.get_type().getattr("_from_json")?, (json,)))
+    }
+
+    #[staticmethod]
+    fn _from_json(json: &str) -> PyResult<Self> {
+        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "DeadEnd(action={:?}, evidence={:?})",
@@ -53,8 +78,8 @@ impl DeadEnd {
 }
 
 /// Something that fixes the error.
-#[pyclass(frozen, get_all, module = "errata")]
-#[derive(Clone)]
+#[pyclass(frozen, get_all, eq, module = "errata")]
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Workaround {
     /// What to do.
     action: String,
@@ -67,12 +92,31 @@ pub struct Workaround {
     basis: String,
     /// The rate as shown: "worked in 3 of 4 reports (…)" or "usually works (editor's estimate)".
     evidence: String,
+    /// When it applies (empty: always; in Chinese, the action text says it).
+    condition: String,
     /// Where the claim comes from.
     sources: Vec<String>,
 }
 
 #[pymethods]
 impl Workaround {
+    /// Every field as plain Python values (dicts, lists, str, int, float, None).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, self)
+    }
+
+    /// Pickling (multiprocessing, Spark): rebuilt from its JSON.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let json =
+            serde_json::to_string(slf.get()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok((slf.get_type().getattr("_from_json")?, (json,)))
+    }
+
+    #[staticmethod]
+    fn _from_json(json: &str) -> PyResult<Self> {
+        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Workaround(action={:?}, evidence={:?})",
@@ -82,7 +126,8 @@ impl Workaround {
 }
 
 /// A known error found in a line of text.
-#[pyclass(frozen, get_all, module = "errata")]
+#[pyclass(frozen, get_all, eq, module = "errata")]
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Match {
     /// The entry's id, `<domain>/<slug>`.
     id: String,
@@ -109,6 +154,23 @@ pub struct Match {
 
 #[pymethods]
 impl Match {
+    /// Every field as plain Python values (dicts, lists, str, int, float, None).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, self)
+    }
+
+    /// Pickling (multiprocessing, Spark): rebuilt from its JSON.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let json =
+            serde_json::to_string(slf.get()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok((slf.get_type().getattr("_from_json")?, (json,)))
+    }
+
+    #[staticmethod]
+    fn _from_json(json: &str) -> PyResult<Self> {
+        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Match(id={:?}, line={}, column={})",
@@ -145,6 +207,7 @@ impl Match {
                     fail_rate: s.is_counted().then_some(s.rate),
                     basis: s.basis_kind().to_string(),
                     evidence: s.evidence.clone(),
+                    condition: s.condition.to_string(),
                     sources: s.sources.to_vec(),
                 })
                 .collect(),
@@ -157,6 +220,7 @@ impl Match {
                     success_rate: s.is_counted().then_some(s.rate),
                     basis: s.basis_kind().to_string(),
                     evidence: s.evidence.clone(),
+                    condition: s.condition.to_string(),
                     sources: s.sources.to_vec(),
                 })
                 .collect(),
@@ -167,7 +231,8 @@ impl Match {
 }
 
 /// One knowledge-base entry.
-#[pyclass(frozen, get_all, module = "errata")]
+#[pyclass(frozen, get_all, eq, module = "errata")]
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// `<domain>/<slug>`.
     id: String,
@@ -181,13 +246,31 @@ pub struct Entry {
 
 #[pymethods]
 impl Entry {
+    /// Every field as plain Python values (dicts, lists, str, int, float, None).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, self)
+    }
+
+    /// Pickling (multiprocessing, Spark): rebuilt from its JSON.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let json =
+            serde_json::to_string(slf.get()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok((slf.get_type().getattr("_from_json")?, (json,)))
+    }
+
+    #[staticmethod]
+    fn _from_json(json: &str) -> PyResult<Self> {
+        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
     fn __repr__(&self) -> String {
         format!("Entry(id={:?})", self.id)
     }
 }
 
 /// A search result: an entry or an article.
-#[pyclass(frozen, get_all, module = "errata")]
+#[pyclass(frozen, get_all, eq, module = "errata")]
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Hit {
     /// `"entry"` or `"article"`.
     kind: String,
@@ -203,6 +286,23 @@ pub struct Hit {
 
 #[pymethods]
 impl Hit {
+    /// Every field as plain Python values (dicts, lists, str, int, float, None).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, self)
+    }
+
+    /// Pickling (multiprocessing, Spark): rebuilt from its JSON.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let json =
+            serde_json::to_string(slf.get()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok((slf.get_type().getattr("_from_json")?, (json,)))
+    }
+
+    #[staticmethod]
+    fn _from_json(json: &str) -> PyResult<Self> {
+        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
     fn __repr__(&self) -> String {
         format!("Hit(kind={:?}, id={:?})", self.kind, self.id)
     }
@@ -316,8 +416,14 @@ impl Bundle {
             return Ok(out);
         }
         let path: std::path::PathBuf = source.extract()?;
-        let file = std::fs::File::open(&path)
-            .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+        let file = std::fs::File::open(&path).map_err(|e| {
+            let text = format!("{}: {e}", path.display());
+            match e.kind() {
+                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(text),
+                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(text),
+                _ => PyOSError::new_err(text),
+            }
+        })?;
         py.detach(|| {
             self.inner
                 .scan(std::io::BufReader::new(file), |f| {

@@ -187,3 +187,59 @@ def test_decode_gives_every_family_and_the_entry():
         errata.decode(1, family="cuda13")
     with pytest.raises(ValueError):
         errata.decode("7 00")
+
+
+def test_python_conventions_version_errors_pickling_equality_to_dict(tmp_path):
+    import pickle
+    import re
+
+    assert re.match(r"^\d+\.\d+", errata.__version__), errata.__version__
+    with pytest.raises(FileNotFoundError):
+        errata.scan(tmp_path / "no-such.log")
+    found = errata.match("RuntimeError: CUDA error: an illegal memory access was encountered")
+    m = found[0]
+    again = pickle.loads(pickle.dumps(m))
+    assert again == m and again is not m
+    import json
+
+    other = type(m)._from_json(json.dumps({**m.to_dict(), "line": 99}))
+    assert other.line == 99 and other != m
+    d = m.to_dict()
+    assert d["id"] == "cuda/illegal-memory-access"
+    assert {"action", "how", "condition", "evidence", "success_rate", "basis", "sources"} <= set(d["workarounds"][0])
+    # Data fields the package used to drop: a workaround's condition.
+    assert any(w.condition for w in m.workarounds)
+    entry = errata.entry("cuda/illegal-memory-access")
+    assert pickle.loads(pickle.dumps(entry)) == entry
+    hit = errata.search("illegal memory access")[0]
+    assert pickle.loads(pickle.dumps(hit)) == hit
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_install_advises_in_threads_too(capsys):
+    import threading
+
+    before = threading.excepthook
+    errata.install()
+    try:
+        def boom():
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+        t = threading.Thread(target=boom)
+        t.start()
+        t.join()
+    finally:
+        errata.uninstall()
+    err = capsys.readouterr().err
+    assert "cuda/illegal-memory-access" in err, err
+    assert threading.excepthook is before
+
+
+def test_package_metadata_names_its_readme_and_urls():
+    from importlib.metadata import metadata
+
+    meta = metadata("errata")
+    assert meta["Version"] == errata.__version__
+    urls = meta.get_all("Project-URL") or []
+    assert any(u.startswith("Repository, https://github.com/") for u in urls), urls
+    assert "errata" in (meta.get_payload() or meta["Description"] or ""), "README as the long description"

@@ -20,7 +20,15 @@ from typing import IO, List, Optional, Union
 
 from ._errata import Bundle, BundleError, DeadEnd, Entry, Hit, Match, Workaround
 
+try:
+    from importlib.metadata import PackageNotFoundError, version as _version
+
+    __version__ = _version("errata")
+except PackageNotFoundError:  # imported from a source tree, not installed
+    __version__ = "0+unknown"
+
 __all__ = [
+    "__version__",
     "Bundle",
     "BundleError",
     "DeadEnd",
@@ -150,32 +158,77 @@ def _advice_for(exc: BaseException, lang: str, bundle: Optional[Bundle]) -> str:
 
 
 _PREVIOUS_HOOK = None
+_PREVIOUS_THREAD_HOOK = None
+_IPYTHON_HOOKED = False
+
+
+def _ipython():
+    """The running IPython shell (Jupyter included), or None."""
+    try:
+        from IPython import get_ipython  # type: ignore
+    except ImportError:
+        return None
+    return get_ipython()
 
 
 def install(lang: str = "en", bundle: Optional[Bundle] = None, file: Optional[IO[str]] = None) -> None:
     """Print errata's advice under the traceback of any uncaught exception whose message
-    is a known error (a CUDA error in PyTorch, NCCL, cuBLAS ...). Idempotent."""
-    global _PREVIOUS_HOOK
+    is a known error (a CUDA error in PyTorch, NCCL, cuBLAS ...): in the main thread
+    (``sys.excepthook``), in other threads (``threading.excepthook``) and in IPython or
+    Jupyter, which report exceptions themselves. Idempotent."""
+    global _PREVIOUS_HOOK, _PREVIOUS_THREAD_HOOK, _IPYTHON_HOOKED
+    import threading
+
     if lang not in ("en", "zh"):
         raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
     previous = _PREVIOUS_HOOK or sys.excepthook
+    previous_thread = _PREVIOUS_THREAD_HOOK or threading.excepthook
 
-    def hook(exc_type, exc, tb):
-        previous(exc_type, exc, tb)
+    def advise_on(exc) -> None:
         advice = _advice_for(exc, lang, bundle)
         if advice:
             print(advice, file=file or sys.stderr)
 
+    def hook(exc_type, exc, tb):
+        previous(exc_type, exc, tb)
+        advise_on(exc)
+
+    def thread_hook(args):
+        previous_thread(args)
+        if args.exc_value is not None:
+            advise_on(args.exc_value)
+
     _PREVIOUS_HOOK = previous
+    _PREVIOUS_THREAD_HOOK = previous_thread
     sys.excepthook = hook
+    threading.excepthook = thread_hook
+    shell = _ipython()
+    if shell is not None:
+
+        def ipython_hook(shell, etype, evalue, tb, tb_offset=None):
+            shell.showtraceback((etype, evalue, tb), tb_offset=tb_offset)
+            advise_on(evalue)
+
+        shell.set_custom_exc((BaseException,), ipython_hook)
+        _IPYTHON_HOOKED = True
 
 
 def uninstall() -> None:
     """Undo ``install()``."""
-    global _PREVIOUS_HOOK
+    global _PREVIOUS_HOOK, _PREVIOUS_THREAD_HOOK, _IPYTHON_HOOKED
+    import threading
+
     if _PREVIOUS_HOOK is not None:
         sys.excepthook = _PREVIOUS_HOOK
         _PREVIOUS_HOOK = None
+    if _PREVIOUS_THREAD_HOOK is not None:
+        threading.excepthook = _PREVIOUS_THREAD_HOOK
+        _PREVIOUS_THREAD_HOOK = None
+    if _IPYTHON_HOOKED:
+        shell = _ipython()
+        if shell is not None:
+            shell.set_custom_exc((), None)
+        _IPYTHON_HOOKED = False
 
 
 class advise:

@@ -11,7 +11,9 @@ class DeadEnd:
     fail_rate: Optional[float]  # None unless counted: an estimate is `evidence` (words)
     basis: str  # "reports" | "runs" | "outcomes" | "estimate"
     evidence: str
+    condition: str  # when it applies; empty: always
     sources: List[str]
+    def to_dict(self) -> dict: ...
 
 class Workaround:
     action: str
@@ -19,7 +21,9 @@ class Workaround:
     success_rate: Optional[float]  # None unless counted: an estimate is `evidence` (words)
     basis: str  # "reports" | "runs" | "outcomes" | "estimate"
     evidence: str
+    condition: str  # when it applies; empty: always
     sources: List[str]
+    def to_dict(self) -> dict: ...
 
 class Match:
     id: str
@@ -32,12 +36,14 @@ class Match:
     workarounds: List[Workaround]
     sources: List[str]
     verification: str
+    def to_dict(self) -> dict: ...
 
 class Entry:
     id: str
     signature: str
     signature_zh: str
     json: str
+    def to_dict(self) -> dict: ...
 
 class Hit:
     kind: str
@@ -45,6 +51,7 @@ class Hit:
     title: str
     path: Optional[str]
     score: float
+    def to_dict(self) -> dict: ...
 
 class Bundle:
     @staticmethod
