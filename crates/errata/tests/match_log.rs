@@ -277,3 +277,67 @@ fn a_large_log_shows_progress_on_a_terminal_only() {
     assert!(!plain.stderr.contains("scanning"), "{}", plain.stderr);
     assert_eq!(plain.stdout, with_bar);
 }
+
+/// The human block a person acts on: the cause's first lines, the best workaround with
+/// its how, the two dead ends most tried, the entry's page; `--verbose` for everything;
+/// colour only when asked for or on a terminal.
+#[test]
+fn the_human_block_is_short_and_verbose_has_everything() {
+    let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    let short = errata_with_stdin(&repo(), &["match"], log);
+    assert_eq!(short.code, 1, "{}", short.all());
+    let tries = short
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  try: "))
+        .count();
+    let donts = short
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  don't: "))
+        .count();
+    assert_eq!((tries, donts), (1, 2), "{}", short.stdout);
+    assert!(
+        short.stdout.contains("    how: "),
+        "the best workaround's how"
+    );
+    assert!(
+        short.stdout.contains(
+            "  more: https://errata-kb.github.io/errata/entries/cuda/illegal-memory-access.html"
+        ),
+        "{}",
+        short.stdout
+    );
+    assert!(!short.stdout.contains('\u{1b}'), "no colour into a pipe");
+
+    let verbose = errata_with_stdin(&repo(), &["match", "--verbose"], log);
+    let entry: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("data/signatures/cuda/illegal-memory-access.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let count = |key: &str| entry[key].as_array().unwrap().len();
+    let tries = verbose
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  try: "))
+        .count();
+    let donts = verbose
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  don't: "))
+        .count();
+    assert_eq!((tries, donts), (count("workarounds"), count("dead_ends")));
+    assert!(
+        verbose
+            .stdout
+            .contains(entry["root_cause"].as_str().unwrap())
+    );
+
+    let coloured = errata_with_stdin(&repo(), &["match", "--color", "always"], log);
+    assert!(
+        coloured.stdout.contains("\u{1b}[32mtry\u{1b}[0m"),
+        "{}",
+        coloured.stdout
+    );
+}

@@ -35,7 +35,30 @@ pub struct Args {
     /// depend on it.
     #[arg(long, short = 'j', value_name = "N")]
     pub threads: Option<usize>,
+    /// Human output: every dead end with why it fails, every workaround with how, the
+    /// whole cause (default: the cause's first lines, the best workaround with how, the
+    /// two dead ends most often tried, the entry's page).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+    /// Colour: `auto` (a terminal, and no `NO_COLOR`), `always` or `never`.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: ColorWhen,
 }
+
+/// When to colour the human output.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The published site, whose entry pages the human output links to when `errata.toml`
+/// names no absolute `base_url` (the address `.github/workflows/publish.yml` deploys to).
+const PUBLISHED_SITE: &str = "https://errata-kb.github.io/errata/";
 
 /// Output formats.
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -63,8 +86,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    let is_terminal = std::io::stdout().is_terminal();
+    let colour = match args.color {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => super::common::colour_on_stdout(),
+    };
+    // Wrapped to a terminal's width; into a file or a pipe, one line per item (grep).
+    let width = if is_terminal {
+        (console::Term::stdout().size().1 as usize).clamp(40, 160)
+    } else {
+        usize::MAX
+    };
+    let site = super::common::config()
+        .ok()
+        .map(|c| c.base_url)
+        .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+        .unwrap_or_else(|| PUBLISHED_SITE.to_string());
     let mut printer = Printer {
         lang,
+        verbose: args.verbose,
+        colour,
+        width,
+        site: if site.ends_with('/') {
+            site
+        } else {
+            format!("{site}/")
+        },
         format: args.format,
         seen: HashSet::new(),
         line: Vec::new(),
@@ -163,6 +211,12 @@ pub(crate) fn index_from_data(data: Option<PathBuf>) -> anyhow::Result<Index> {
 
 struct Printer {
     lang: Lang,
+    verbose: bool,
+    colour: bool,
+    /// Columns to wrap the human output to.
+    width: usize,
+    /// The site the entry links point into, ending in `/`.
+    site: String,
     format: Format,
     /// Entries already explained in full.
     seen: HashSet<String>,
@@ -262,25 +316,92 @@ impl Printer {
             return writeln!(out, "  (explained above)");
         }
         let advice = found.entry.advice(self.lang);
-        let (cause, dont, try_) = match self.lang {
-            Lang::Zh => ("原因", "不要尝试", "尝试"),
-            Lang::En => ("cause", "don't", "try"),
+        let (cause, dont, try_, how, more) = match self.lang {
+            Lang::Zh => ("原因", "不要尝试", "尝试", "做法", "详情"),
+            Lang::En => ("cause", "don't", "try", "how", "more"),
         };
-        writeln!(out, "  {cause}: {}", advice.root_cause)?;
-        for s in &advice.dead_ends {
+        let paint = |code: &str, text: &str| {
+            if self.colour {
+                format!("\x1b[{code}m{text}\x1b[0m")
+            } else {
+                text.to_string()
+            }
+        };
+        let cause_text = if self.verbose {
+            advice.root_cause.to_string()
+        } else {
+            first_sentences(advice.root_cause, 2, 400)
+        };
+        self.para(out, &format!("{}: ", paint("1", cause)), &cause_text)?;
+        let workarounds = if self.verbose {
+            &advice.workarounds[..]
+        } else {
+            &advice.workarounds[..advice.workarounds.len().min(1)]
+        };
+        for s in workarounds {
+            let label = format!("{}: ", paint("32", try_));
+            self.para(out, &label, &format!("{}  ({})", s.action, s.evidence))?;
+            if !s.detail.is_empty() && s.detail.trim() != s.action.trim() {
+                let detail = if self.verbose {
+                    s.detail.to_string()
+                } else {
+                    first_sentences(s.detail, 3, 500)
+                };
+                self.para(out, &format!("  {how}: "), &detail)?;
+            }
+        }
+        let dead_ends = if self.verbose {
+            &advice.dead_ends[..]
+        } else {
+            &advice.dead_ends[..advice.dead_ends.len().min(2)]
+        };
+        for s in dead_ends {
             let action = if s.action.is_empty() {
                 s.detail
             } else {
                 s.action
             };
-            if s.detail.is_empty() {
-                writeln!(out, "  {dont}: {action}  ({})", s.evidence)?;
+            let label = format!("{}: ", paint("31", dont));
+            if self.verbose && !s.detail.is_empty() && !s.action.is_empty() {
+                self.para(
+                    out,
+                    &label,
+                    &format!("{action}  ({}: {})", s.evidence, s.detail),
+                )?;
             } else {
-                writeln!(out, "  {dont}: {action}  ({}: {})", s.evidence, s.detail)?;
+                self.para(out, &label, &format!("{action}  ({})", s.evidence))?;
             }
         }
-        for s in &advice.workarounds {
-            writeln!(out, "  {try_}: {}  ({})", s.action, s.evidence)?;
+        let page = format!("{}entries/{}.html", self.site, found.entry.id);
+        let rest = advice.workarounds.len().saturating_sub(workarounds.len())
+            + advice.dead_ends.len().saturating_sub(dead_ends.len());
+        let hint = match (self.lang, rest) {
+            (_, 0) => String::new(),
+            (Lang::Zh, n) => format!("（另有 {n} 条，`--verbose` 显示全部）"),
+            (Lang::En, n) => format!(" ({n} more with --verbose)"),
+        };
+        writeln!(out, "  {more}: {page}{hint}")?;
+        Ok(())
+    }
+
+    /// `label` then `text`, word-wrapped to the width, continued under the text.
+    fn para(&self, out: &mut impl Write, label: &str, text: &str) -> std::io::Result<()> {
+        let indent = 2;
+        let label_width = console::measure_text_width(label);
+        let lines = if self.width == usize::MAX {
+            vec![text.to_string()]
+        } else {
+            wrap(
+                text,
+                self.width.saturating_sub(indent + label_width).max(20),
+            )
+        };
+        for (i, line) in lines.iter().enumerate() {
+            if i == 0 {
+                writeln!(out, "{}{label}{line}", " ".repeat(indent))?;
+            } else {
+                writeln!(out, "{}{line}", " ".repeat(indent + label_width))?;
+            }
         }
         Ok(())
     }
@@ -299,5 +420,111 @@ impl Printer {
         }
         self.line.clear();
         Ok(())
+    }
+}
+
+/// The first `n` sentences of `text`, at most about `max` characters, `…` when cut.
+fn first_sentences(text: &str, n: usize, max: usize) -> String {
+    let text = text.trim();
+    let mut end = text.len();
+    let mut found = 0;
+    for (i, c) in text.char_indices() {
+        let next = text[i + c.len_utf8()..].chars().next();
+        let ends = matches!(c, '。' | '！' | '？')
+            || (matches!(c, '.' | '!' | '?') && next.is_none_or(char::is_whitespace));
+        if ends {
+            found += 1;
+            if found == n {
+                end = i + c.len_utf8();
+                break;
+            }
+        }
+    }
+    let mut out = text[..end].to_string();
+    if let Some((cut, _)) = out.char_indices().nth(max) {
+        out.truncate(cut);
+        out.push('…');
+    } else if end < text.len() {
+        out.push_str(" …");
+    }
+    out
+}
+
+/// Greedy word wrap to `width` columns (display width: a Chinese character counts two);
+/// a word longer than the width stands on its own line.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut line_width = 0;
+    // Chinese has no spaces: each character is a place to break.
+    let mut pieces: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        let mut buf = String::new();
+        for c in word.chars() {
+            if c > '\u{2e80}' {
+                if !buf.is_empty() {
+                    pieces.push(std::mem::take(&mut buf));
+                }
+                pieces.push(c.to_string());
+            } else {
+                buf.push(c);
+            }
+        }
+        if !buf.is_empty() {
+            pieces.push(buf);
+        }
+        pieces.push(" ".to_string());
+    }
+    pieces.pop();
+    for piece in pieces {
+        let w = console::measure_text_width(&piece);
+        if piece == " " {
+            if line_width > 0 && line_width < width {
+                line.push(' ');
+                line_width += 1;
+            }
+            continue;
+        }
+        if line_width + w > width && line_width > 0 {
+            lines.push(line.trim_end().to_string());
+            line = String::new();
+            line_width = 0;
+        }
+        line.push_str(&piece);
+        line_width += w;
+    }
+    if !line.trim().is_empty() || lines.is_empty() {
+        lines.push(line.trim_end().to_string());
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_sentences, wrap};
+
+    #[test]
+    fn wrapping_and_sentences() {
+        let lines = wrap("one two three four five six seven", 10);
+        assert_eq!(lines, ["one two", "three four", "five six", "seven"]);
+        assert!(
+            wrap("显存不足，请减小批大小", 10)
+                .iter()
+                .all(|l| console::measure_text_width(l) <= 10)
+        );
+        assert_eq!(wrap("", 10), [""]);
+        assert_eq!(
+            first_sentences(
+                "A kernel faulted. The context is sticky. Restart it.",
+                2,
+                400
+            ),
+            "A kernel faulted. The context is sticky. …"
+        );
+        assert_eq!(
+            first_sentences("v1.2 is fine. Next.", 1, 400),
+            "v1.2 is fine. …"
+        );
+        assert_eq!(first_sentences("短句。第二句。", 1, 400), "短句。 …");
     }
 }
