@@ -18,6 +18,17 @@ pyo3::create_exception!(
     "A bundle that cannot be read or does not verify."
 );
 
+/// The Python exception for a file that cannot be opened: `FileNotFoundError`,
+/// `PermissionError`, else `OSError`, naming the path.
+fn io_error(path: &std::path::Path, e: &std::io::Error) -> PyErr {
+    let text = format!("{}: {e}", path.display());
+    match e.kind() {
+        std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(text),
+        std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(text),
+        _ => PyOSError::new_err(text),
+    }
+}
+
 /// `value` as plain Python values, through its JSON (the fields are the data's own).
 fn to_python<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
     let json = serde_json::to_string(value).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -364,8 +375,7 @@ impl Bundle {
     /// Opens and verifies the bundle file at `path` (`errata-<version>.tar.gz`).
     #[staticmethod]
     fn open(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Bundle> {
-        let bytes = std::fs::read(&path)
-            .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+        let bytes = std::fs::read(&path).map_err(|e| io_error(&path, &e))?;
         py.detach(|| Bundle::load(&bytes))
     }
 
@@ -416,14 +426,7 @@ impl Bundle {
             return Ok(out);
         }
         let path: std::path::PathBuf = source.extract()?;
-        let file = std::fs::File::open(&path).map_err(|e| {
-            let text = format!("{}: {e}", path.display());
-            match e.kind() {
-                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(text),
-                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(text),
-                _ => PyOSError::new_err(text),
-            }
-        })?;
+        let file = std::fs::File::open(&path).map_err(|e| io_error(&path, &e))?;
         py.detach(|| {
             self.inner
                 .scan(std::io::BufReader::new(file), |f| {

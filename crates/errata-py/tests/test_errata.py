@@ -196,6 +196,8 @@ def test_python_conventions_version_errors_pickling_equality_to_dict(tmp_path):
     assert re.match(r"^\d+\.\d+", errata.__version__), errata.__version__
     with pytest.raises(FileNotFoundError):
         errata.scan(tmp_path / "no-such.log")
+    with pytest.raises(FileNotFoundError):
+        errata.Bundle.open(tmp_path / "no-such-bundle.tar.gz")
     found = errata.match("RuntimeError: CUDA error: an illegal memory access was encountered")
     m = found[0]
     again = pickle.loads(pickle.dumps(m))
