@@ -67,12 +67,10 @@ pub(crate) struct NumberPattern {
 /// A `cudaError_t` value renumbered by CUDA 10.1 is not one: an old log's bare "CUDA
 /// error 4" was a launch failure ([`cuda_errors::same_in_every_release`]).
 fn value_of(error_code: &str) -> Option<(&'static str, i64)> {
-    let name = error_code.split('(').next().unwrap_or(error_code).trim();
-    if let Some(e) = cuda_errors::by_name(name) {
-        return cuda_errors::same_in_every_release(e.code)
-            .then_some(("cudaError_t", i64::from(e.code)));
-    }
-    status_codes::lookup(name).map(|(table, code)| (table.type_name, code.code))
+    let (family, number) = status_codes::value_of(error_code)?;
+    let renumbered = family == "cudaError_t"
+        && i32::try_from(number).is_ok_and(|n| !cuda_errors::same_in_every_release(n));
+    (!renumbered).then_some((family, number))
 }
 
 /// The bare-number patterns of `entries`: one per entry whose `error_code` is a family

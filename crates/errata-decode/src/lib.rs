@@ -243,14 +243,9 @@ fn entries_by_value(entries: &[Entry]) -> BTreeMap<(Family, i64), String> {
         {
             out.entry((Family::Xid, n)).or_insert_with(|| e.id.clone());
         }
-        let Some(code) = e.error_code.as_deref() else {
-            continue;
-        };
-        let name = code.split('(').next().unwrap_or(code).trim();
-        for family in Family::ALL {
-            if let Some((_, n, _)) = family.values().into_iter().find(|(v, _, _)| *v == name) {
-                out.entry((family, n)).or_insert_with(|| e.id.clone());
-            }
+        let value = e.error_code.as_deref().and_then(status_codes::value_of);
+        if let Some((family, n)) = value.and_then(|(t, n)| Some((Family::parse(t)?, n))) {
+            out.entry((family, n)).or_insert_with(|| e.id.clone());
         }
     }
     out

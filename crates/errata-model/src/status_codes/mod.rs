@@ -71,6 +71,17 @@ pub fn lookup(name: &str) -> Option<(&'static StatusTable, &'static StatusCode)>
     TABLES.iter().find_map(|t| t.by_name(name).map(|c| (*t, c)))
 }
 
+/// The family (its C type) and number of an `error_code` value, `Name` or `Name (N)`: a
+/// `cudaError_t` enumerator or one of any of [`TABLES`]. What `errata decode` and the
+/// matcher's bare-number lines link an entry by.
+pub fn value_of(error_code: &str) -> Option<(&'static str, i64)> {
+    let name = error_code.split('(').next().unwrap_or(error_code).trim();
+    if let Some(e) = crate::cuda_errors::by_name(name) {
+        return Some(("cudaError_t", i64::from(e.code)));
+    }
+    lookup(name).map(|(table, code)| (table.type_name, code.code))
+}
+
 /// The table whose enumerators `name` looks like (by prefix), whether or not it is one:
 /// the help of `error-code-unknown` for a misspelt `CUBLAS_STATUS_EXECUTON_FAILED`.
 pub fn family(name: &str) -> Option<&'static StatusTable> {
