@@ -4,6 +4,8 @@
 
 use serde_json::{Value, json};
 
+use errata_model::truncate;
+
 use crate::{Found, Lang};
 
 /// How much a summary may hold.
@@ -30,14 +32,6 @@ impl Default for Limits {
             text_chars: 600,
             bytes: 32 * 1024,
         }
-    }
-}
-
-fn cut(text: &str, max: usize) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_string(),
     }
 }
 
@@ -82,7 +76,7 @@ pub fn summary(found: &[Found<'_>], lang: Lang, limits: &Limits) -> Value {
                 .map(|s| {
                     json!({
                         "action": s.action,
-                        detail: cut(s.detail, limits.text_chars / 2),
+                        detail: truncate(s.detail, limits.text_chars / 2),
                         "rate": s.is_counted().then_some(s.rate),
                         "evidence": s.evidence,
                     })
@@ -94,8 +88,8 @@ pub fn summary(found: &[Found<'_>], lang: Lang, limits: &Limits) -> Value {
             "signature": first.entry.signature(lang),
             "lines": lines.iter().take(limits.lines_per_entry).collect::<Vec<_>>(),
             "matched_lines": lines.len(),
-            "text": cut(&first.text, 200),
-            "root_cause": cut(advice.root_cause, limits.text_chars),
+            "text": truncate(&first.text, 200),
+            "root_cause": truncate(advice.root_cause, limits.text_chars),
             "dead_ends": steps(&advice.dead_ends, "why_fails"),
             "workarounds": steps(&advice.workarounds, "how"),
         });

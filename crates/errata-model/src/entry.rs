@@ -338,3 +338,13 @@ pub struct Snippet {
     /// The code.
     pub code: String,
 }
+
+/// `text` trimmed to at most `max` characters, cut at a character boundary, with `…` when
+/// cut: a cause in a page description, a search result or an assistant's answer.
+pub fn truncate(text: &str, max: usize) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}

@@ -39,7 +39,7 @@ impl<'a> Ctx<'a> {
             } else {
                 &e.root_cause
             };
-            crate::pages::truncate(cause, 200)
+            errata_model::truncate(cause, 200)
         } else {
             String::new()
         };

@@ -275,7 +275,7 @@ impl<'a> Ctx<'a> {
         ctx.insert("root", &frame.root);
         ctx.insert("lang_root", &frame.lang_root);
         ctx.insert("page_title", title);
-        ctx.insert("description", &truncate(description, 200));
+        ctx.insert("description", &errata_model::truncate(description, 200));
         ctx.insert(
             "canonical",
             &urls::absolute(&self.opts.base_url, &frame.lang.file(page)),
@@ -750,7 +750,7 @@ impl<'a> Ctx<'a> {
                 "inLanguage": lang.code(),
                 "datePublished": front.date,
                 "keywords": front.tags.join(", "),
-                "description": truncate(&summary, 300),
+                "description": errata_model::truncate(&summary, 300),
             })),
         );
         Ok((
@@ -782,15 +782,6 @@ pub(crate) fn data_relative(path: &std::path::Path, root: &std::path::Path) -> S
         .join("/")
 }
 
-/// At most `max` characters, cut at a character boundary, with `…` when cut.
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_string(),
-    }
-}
-
 /// The first paragraph of Markdown as plain text (for descriptions and feeds).
 pub(crate) fn first_paragraph(markdown: &str) -> String {
     use pulldown_cmark::{Event, Parser, Tag, TagEnd};
@@ -806,7 +797,7 @@ pub(crate) fn first_paragraph(markdown: &str) -> String {
             _ => {}
         }
     }
-    truncate(&out, 300)
+    errata_model::truncate(&out, 300)
 }
 
 fn longest_backtick_run(text: &str) -> usize {

@@ -597,7 +597,7 @@ fn document(ctx: &Ctx<'_>, lang: Lang, r: &DocRef) -> Option<Doc> {
             meta.push(',');
             push_json_string(&mut meta, title);
             meta.push(',');
-            push_json_string(&mut meta, &crate::pages::truncate(cause, SUMMARY_CHARS));
+            push_json_string(&mut meta, &errata_model::truncate(cause, SUMMARY_CHARS));
             meta.push(',');
             // The client lowers the title itself when this is empty.
             push_json_string(&mut meta, if sig == normalise(title) { "" } else { &sig });
@@ -637,7 +637,7 @@ fn document(ctx: &Ctx<'_>, lang: Lang, r: &DocRef) -> Option<Doc> {
             meta.push(',');
             push_json_string(
                 &mut meta,
-                &crate::pages::truncate(&item.summary, SUMMARY_CHARS),
+                &errata_model::truncate(&item.summary, SUMMARY_CHARS),
             );
             meta.push_str(",\"\",\"\"");
             t.add(&item.title, W_TITLE);
