@@ -39,7 +39,7 @@ pub use config::{Config, RuleLevel};
 pub use entry::EntryDoc;
 pub use knowledge_base::{KnowledgeBase, LoadError};
 pub use outcome::{OutcomeDoc, OutcomeLine, load_outcomes, outcome_index};
-pub use source::{LineIndex, MAX_FILE_BYTES, SourceFile, read_bounded};
+pub use source::{LineIndex, MAX_FILE_BYTES, SourceFile, data_relative, read_bounded};
 
 /// Hex sha256 of some bytes: the one hash function of errata (snippet hashes,
 /// translation `source_hash`, bundle members).

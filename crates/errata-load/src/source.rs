@@ -231,3 +231,32 @@ mod bounded_tests {
         assert!(super::read_bounded(dir.path()).is_err(), "a directory");
     }
 }
+
+/// `path` relative to the data directory `root`, `/`-separated, as run records name
+/// files. `./` components are ignored on both sides: with `--data .` the root is `.`
+/// and the entry paths are `signatures/…`.
+pub fn data_relative(path: &std::path::Path, root: &std::path::Path) -> Option<String> {
+    let plain = |p: &std::path::Path| -> std::path::PathBuf {
+        p.components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect()
+    };
+    let rel = plain(path).strip_prefix(plain(root)).ok()?.to_path_buf();
+    let parts: Vec<_> = rel.iter().map(|p| p.to_string_lossy()).collect();
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod relative_tests {
+    #[test]
+    fn paths_relative_to_a_dot_data_directory() {
+        use std::path::Path;
+        let rel = |p: &str, root: &str| super::data_relative(Path::new(p), Path::new(root));
+        let want = Some("signatures/cuda/a.json".to_string());
+        assert_eq!(rel("signatures/cuda/a.json", "."), want);
+        assert_eq!(rel("./signatures/cuda/a.json", "."), want);
+        assert_eq!(rel("data/signatures/cuda/a.json", "data"), want);
+        assert_eq!(rel("/kb/data/signatures/cuda/a.json", "/kb/data/"), want);
+        assert_eq!(rel("other/signatures/cuda/a.json", "data"), None);
+    }
+}

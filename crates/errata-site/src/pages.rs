@@ -775,11 +775,12 @@ pub(crate) fn json_ld(value: &Value) -> String {
 
 /// `path` relative to the data directory, `/`-separated (how run records name files).
 pub(crate) fn data_relative(path: &std::path::Path, root: &std::path::Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    rel.iter()
-        .map(|p| p.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    errata_load::data_relative(path, root).unwrap_or_else(|| {
+        path.iter()
+            .map(|p| p.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    })
 }
 
 /// The first paragraph of Markdown as plain text (for descriptions and feeds).

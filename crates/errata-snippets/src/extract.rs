@@ -195,6 +195,5 @@ fn slash(p: &Path) -> String {
 }
 
 fn relative(p: &Path, root: &Path) -> String {
-    let rel = p.strip_prefix(root).unwrap_or(p);
-    slash(rel)
+    errata_load::data_relative(p, root).unwrap_or_else(|| slash(p))
 }

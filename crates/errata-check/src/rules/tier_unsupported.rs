@@ -115,26 +115,12 @@ fn has_counted_basis(e: &Entry) -> bool {
         .any(|b| b.counted().is_some())
 }
 
-/// `path` relative to the data directory `root`, `/`-separated, as run records name
-/// files. `./` components are ignored on both sides: with `--data .` the root is `.`
-/// and the entry paths are `signatures/…`.
-fn data_relative(path: &std::path::Path, root: &std::path::Path) -> Option<String> {
-    let plain = |p: &std::path::Path| -> std::path::PathBuf {
-        p.components()
-            .filter(|c| !matches!(c, std::path::Component::CurDir))
-            .collect()
-    };
-    let rel = plain(path).strip_prefix(plain(root)).ok()?.to_path_buf();
-    let parts: Vec<_> = rel.iter().map(|p| p.to_string_lossy()).collect();
-    Some(parts.join("/"))
-}
-
 /// Ok when `verify` has a current passing run record, else why not.
 fn reproduced(cx: &Ctx<'_>, doc: &EntryInput<'_>, e: &Entry) -> Result<(), String> {
     let Some(verify) = &e.verify else {
         return Err("`reproduced` needs a `verify` snippet that a GPU ran".into());
     };
-    let rel = data_relative(&doc.path, &cx.kb.root)
+    let rel = errata_load::data_relative(&doc.path, &cx.kb.root)
         .ok_or_else(|| "the entry is outside the data directory".to_string())?;
     let runs = cx.kb.root.join("runs").join(&rel);
     let text = std::fs::read_to_string(&runs).map_err(|_| {
@@ -164,17 +150,6 @@ fn reproduced(cx: &Ctx<'_>, doc: &EntryInput<'_>, e: &Entry) -> Result<(), Strin
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn paths_relative_to_a_dot_data_directory() {
-        use std::path::Path;
-        let rel = |p: &str, root: &str| super::data_relative(Path::new(p), Path::new(root));
-        let want = Some("signatures/cuda/a.json".to_string());
-        assert_eq!(rel("signatures/cuda/a.json", "."), want);
-        assert_eq!(rel("./signatures/cuda/a.json", "."), want);
-        assert_eq!(rel("data/signatures/cuda/a.json", "data"), want);
-        assert_eq!(rel("/kb/data/signatures/cuda/a.json", "/kb/data/"), want);
-        assert_eq!(rel("other/signatures/cuda/a.json", "data"), None);
-    }
 
     use super::super::testing::*;
     use serde_json::json;
