@@ -29,6 +29,38 @@ fn io_error(path: &std::path::Path, e: &std::io::Error) -> PyErr {
     }
 }
 
+/// The methods every result class shares: `to_dict()` (plain Python values), pickling
+/// through its JSON (multiprocessing, Spark), and a short `repr` made by `$repr` from
+/// the value `$s`. Equality comes from `#[pyclass(eq)]`.
+macro_rules! value_class {
+    ($ty:ident, |$s:ident| $repr:expr) => {
+        #[pymethods]
+        impl $ty {
+            /// Every field as plain Python values (dicts, lists, str, int, float, None).
+            fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                to_python(py, self)
+            }
+
+            /// Pickling: rebuilt from its JSON.
+            fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+                let json = serde_json::to_string(slf.get())
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                Ok((slf.get_type().getattr("_from_json")?, (json,)))
+            }
+
+            #[staticmethod]
+            fn _from_json(json: &str) -> PyResult<Self> {
+                serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
+            }
+
+            fn __repr__(&self) -> String {
+                let $s = self;
+                $repr
+            }
+        }
+    };
+}
+
 /// `value` as plain Python values, through its JSON (the fields are the data's own).
 fn to_python<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
     let json = serde_json::to_string(value).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -61,32 +93,10 @@ pub struct DeadEnd {
     sources: Vec<String>,
 }
 
-#[pymethods]
-impl DeadEnd {
-    /// Every field as plain Python values (dicts, lists, str, int, float, None).
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_python(py, self)
-    }
-
-    /// Pickling (multiprocessing, Spark): rebuilt from its JSON.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
-        let json =
-            serde_json::to_string(slf.get()).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok((slf.get_type().getattr("_from_json")?, (json,)))
-    }
-
-    #[staticmethod]
-    fn _from_json(json: &str) -> PyResult<Self> {
-        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "DeadEnd(action={:?}, evidence={:?})",
-            self.action, self.evidence
-        )
-    }
-}
+value_class!(DeadEnd, |s| format!(
+    "DeadEnd(action={:?}, evidence={:?})",
+    s.action, s.evidence
+));
 
 /// Something that fixes the error.
 #[pyclass(frozen, get_all, eq, module = "errata")]
@@ -109,32 +119,10 @@ pub struct Workaround {
     sources: Vec<String>,
 }
 
-#[pymethods]
-impl Workaround {
-    /// Every field as plain Python values (dicts, lists, str, int, float, None).
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_python(py, self)
-    }
-
-    /// Pickling (multiprocessing, Spark): rebuilt from its JSON.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
-        let json =
-            serde_json::to_string(slf.get()).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok((slf.get_type().getattr("_from_json")?, (json,)))
-    }
-
-    #[staticmethod]
-    fn _from_json(json: &str) -> PyResult<Self> {
-        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "Workaround(action={:?}, evidence={:?})",
-            self.action, self.evidence
-        )
-    }
-}
+value_class!(Workaround, |s| format!(
+    "Workaround(action={:?}, evidence={:?})",
+    s.action, s.evidence
+));
 
 /// A known error found in a line of text.
 #[pyclass(frozen, get_all, eq, module = "errata")]
@@ -163,32 +151,10 @@ pub struct Match {
     verification: String,
 }
 
-#[pymethods]
-impl Match {
-    /// Every field as plain Python values (dicts, lists, str, int, float, None).
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_python(py, self)
-    }
-
-    /// Pickling (multiprocessing, Spark): rebuilt from its JSON.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
-        let json =
-            serde_json::to_string(slf.get()).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok((slf.get_type().getattr("_from_json")?, (json,)))
-    }
-
-    #[staticmethod]
-    fn _from_json(json: &str) -> PyResult<Self> {
-        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "Match(id={:?}, line={}, column={})",
-            self.id, self.line, self.column
-        )
-    }
-}
+value_class!(Match, |s| format!(
+    "Match(id={:?}, line={}, column={})",
+    s.id, s.line, s.column
+));
 
 impl Match {
     fn of(found: &Found<'_>, lang: Lang) -> Match {
@@ -255,29 +221,7 @@ pub struct Entry {
     json: String,
 }
 
-#[pymethods]
-impl Entry {
-    /// Every field as plain Python values (dicts, lists, str, int, float, None).
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_python(py, self)
-    }
-
-    /// Pickling (multiprocessing, Spark): rebuilt from its JSON.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
-        let json =
-            serde_json::to_string(slf.get()).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok((slf.get_type().getattr("_from_json")?, (json,)))
-    }
-
-    #[staticmethod]
-    fn _from_json(json: &str) -> PyResult<Self> {
-        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
-    }
-
-    fn __repr__(&self) -> String {
-        format!("Entry(id={:?})", self.id)
-    }
-}
+value_class!(Entry, |s| format!("Entry(id={:?})", s.id));
 
 /// A search result: an entry or an article.
 #[pyclass(frozen, get_all, eq, module = "errata")]
@@ -295,29 +239,7 @@ pub struct Hit {
     score: f64,
 }
 
-#[pymethods]
-impl Hit {
-    /// Every field as plain Python values (dicts, lists, str, int, float, None).
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_python(py, self)
-    }
-
-    /// Pickling (multiprocessing, Spark): rebuilt from its JSON.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
-        let json =
-            serde_json::to_string(slf.get()).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok((slf.get_type().getattr("_from_json")?, (json,)))
-    }
-
-    #[staticmethod]
-    fn _from_json(json: &str) -> PyResult<Self> {
-        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
-    }
-
-    fn __repr__(&self) -> String {
-        format!("Hit(kind={:?}, id={:?})", self.kind, self.id)
-    }
-}
+value_class!(Hit, |s| format!("Hit(kind={:?}, id={:?})", s.kind, s.id));
 
 /// A verified errata data bundle: the knowledge base, its matcher and its search index.
 #[pyclass(frozen, module = "errata")]
