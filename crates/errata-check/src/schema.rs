@@ -63,7 +63,7 @@ pub(crate) fn validate(
         let (anchor, message, help) = match kind {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 for key in unexpected {
-                    let ptr = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
+                    let ptr = format!("{pointer}/{}", crate::text::pointer_token(key));
                     out.push(
                         Diagnostic::error(rule, file, Anchor::Key(ptr), format!("unknown key `{key}`"))
                             .with_help("remove it, or fix its spelling; unknown keys are errors so that typos never pass silently"),

@@ -123,6 +123,15 @@ pub(crate) fn normalized_words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// `key` as one JSON Pointer reference token (RFC 6901: `~` is `~0`, `/` is `~1`).
+pub(crate) fn pointer_token(key: &str) -> std::borrow::Cow<'_, str> {
+    if key.contains(['~', '/']) {
+        key.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        key.into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

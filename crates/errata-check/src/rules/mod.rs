@@ -253,11 +253,7 @@ pub(crate) fn visit_strings<'v>(
             for (k, v) in map {
                 let len = pointer.len();
                 pointer.push('/');
-                if k.contains(['~', '/']) {
-                    pointer.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                } else {
-                    pointer.push_str(k);
-                }
+                pointer.push_str(&crate::text::pointer_token(k));
                 visit_strings(v, pointer, visit);
                 pointer.truncate(len);
             }

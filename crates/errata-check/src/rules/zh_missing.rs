@@ -54,7 +54,7 @@ pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnosti
                 diag(
                     "zh-missing",
                     &doc.path,
-                    Anchor::Value(format!("/os_specific/{}", pointer_escape(os))),
+                    Anchor::Value(format!("/os_specific/{}", crate::text::pointer_token(os))),
                     format!("the `{os}` note has no Chinese text"),
                 )
                 .with_help(format!(
@@ -63,11 +63,6 @@ pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnosti
             );
         }
     }
-}
-
-/// A JSON Pointer reference token (RFC 6901).
-fn pointer_escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// A Chinese field, where it is, and the English text it translates.
@@ -110,7 +105,7 @@ pub(super) fn zh_fields(e: &errata_model::Entry) -> Vec<ZhField<'_>> {
     v.extend(e.os_specific_zh.iter().map(|(os, zh)| {
         let english = e.os_specific.get(os).map_or("", String::as_str);
         field(
-            format!("/os_specific_zh/{}", pointer_escape(os)),
+            format!("/os_specific_zh/{}", crate::text::pointer_token(os)),
             zh,
             english,
         )
