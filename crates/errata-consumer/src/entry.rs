@@ -60,6 +60,13 @@ pub struct Entry {
     /// The status value the error is, when it is one: `cudaErrorIllegalAddress (700)`,
     /// `CUBLAS_STATUS_EXECUTION_FAILED (13)`, … (what `errata decode` links to).
     pub error_code: Option<String>,
+    /// What an operator does about it (`fix-code`, `restart-process`, `reset-gpu`, …;
+    /// absent in bundles written before the field existed).
+    pub operator_action: Option<String>,
+    /// The entries this error is known to lead to (`transition_graph.leads_to`).
+    pub leads_to: Vec<String>,
+    /// The entries known to come before it (`transition_graph.preceded_by`).
+    pub preceded_by: Vec<String>,
     raw: Box<RawValue>,
 }
 
@@ -131,6 +138,18 @@ struct Typed {
     verification_tier: String,
     #[serde(default)]
     error_code: Option<String>,
+    #[serde(default)]
+    operator_action: Option<String>,
+    #[serde(default)]
+    transition_graph: Graph,
+}
+
+#[derive(Deserialize, Default)]
+struct Graph {
+    #[serde(default)]
+    leads_to: Vec<String>,
+    #[serde(default)]
+    preceded_by: Vec<String>,
 }
 
 impl Entry {
@@ -156,8 +175,29 @@ impl Entry {
             workarounds_zh: t.workarounds_zh,
             verification_tier: t.verification_tier,
             error_code: t.error_code,
+            operator_action: t.operator_action,
+            leads_to: t.transition_graph.leads_to,
+            preceded_by: t.transition_graph.preceded_by,
             raw,
         })
+    }
+
+    /// For an answer read from NVIDIA's Xid catalog rather than from an entry of the
+    /// knowledge base (an Xid no entry knows): the page its meaning was read from. Such
+    /// an entry has no page of its own and no advice beyond NVIDIA's.
+    pub fn catalog_source(&self) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Catalog {
+            catalog: Option<Source>,
+        }
+        #[derive(Deserialize)]
+        struct Source {
+            source: String,
+        }
+        serde_json::from_str::<Catalog>(self.raw.get())
+            .ok()?
+            .catalog
+            .map(|c| c.source)
     }
 
     /// The entry exactly as the bundle holds it (every field of the entry schema), as

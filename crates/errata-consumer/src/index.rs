@@ -24,6 +24,14 @@ pub struct Index {
     numbers: Vec<crate::numbers::NumberPattern>,
 }
 
+/// What pattern `i` of the matcher is.
+enum PatternOf<'a> {
+    Entry(usize),
+    Number(&'a crate::numbers::NumberPattern),
+    /// An Xid line, answered from NVIDIA's catalog when no other pattern matched it.
+    XidLine,
+}
+
 /// A known error found in some text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Found<'a> {
@@ -88,6 +96,7 @@ impl Found<'_> {
             },
             "specificity": self.specificity,
             "root_cause": advice.root_cause,
+            "operator_action": self.entry.operator_action,
             "dead_ends": steps(&advice.dead_ends, "why_fails", "fail_rate"),
             "workarounds": steps(&advice.workarounds, "how", "success_rate"),
         })
@@ -113,6 +122,9 @@ impl Index {
             .iter()
             .map(|e| Pattern::new(e.regex.clone()).with_aliases(e.aliases.iter().cloned()))
             .chain(numbers.iter().map(|n| Pattern::new(n.regex.clone())))
+            .chain(std::iter::once(Pattern::new(
+                crate::xid_catalog::XID_LINE.to_string(),
+            )))
             .collect();
         let matcher = Matcher::new(&patterns).map_err(|errors| {
             Error::Patterns(
@@ -164,28 +176,51 @@ impl Index {
     pub fn match_text(&self, text: &str) -> Vec<Found<'_>> {
         let mut raw = Vec::new();
         self.matcher.scan(text.as_bytes(), |m| raw.push(m.clone()));
-        self.answers(&raw)
+        self.answers(text.as_bytes(), &raw)
             .map(|m| self.found(text.as_bytes(), 0, 0, m))
             .collect()
     }
 
+    fn pattern_of(&self, pattern: usize) -> PatternOf<'_> {
+        match pattern.checked_sub(self.entries.len()) {
+            None => PatternOf::Entry(pattern),
+            Some(k) => match self.numbers.get(k) {
+                Some(number) => PatternOf::Number(number),
+                None => PatternOf::XidLine,
+            },
+        }
+    }
+
     /// The matches that are answers: a bare-number match is left out when its entry
-    /// already matched the same line by its own words. (The matcher reports a line's
-    /// matches together, so only that run of matches is compared.)
+    /// already matched the same line by its own words, and an Xid line's catalog answer
+    /// when anything else matched the line (an entry knows that Xid) or NVIDIA documents
+    /// no such number. (The matcher reports a line's matches together, so only that run
+    /// of matches is compared.)
     fn answers<'m>(
         &self,
+        chunk: &'m [u8],
         matches: &'m [errata_matcher::Match],
     ) -> impl Iterator<Item = &'m errata_matcher::Match> {
-        let n = self.entries.len();
         matches.iter().enumerate().filter_map(move |(i, m)| {
-            let Some(number) = m.pattern.checked_sub(n).and_then(|k| self.numbers.get(k)) else {
-                return Some(m);
-            };
             let same_line = |o: &&errata_matcher::Match| o.line == m.line;
-            let before = matches[..i].iter().rev().take_while(same_line);
-            let after = matches[i + 1..].iter().take_while(same_line);
-            let named = before.chain(after).any(|o| o.pattern == number.entry);
-            (!named).then_some(m)
+            let others = || {
+                let before = matches[..i].iter().rev().take_while(same_line);
+                let after = matches[i + 1..].iter().take_while(same_line);
+                before.chain(after)
+            };
+            match self.pattern_of(m.pattern) {
+                PatternOf::Entry(_) => Some(m),
+                PatternOf::Number(number) => {
+                    (!others().any(|o| o.pattern == number.entry)).then_some(m)
+                }
+                PatternOf::XidLine => {
+                    let documented = std::str::from_utf8(&chunk[m.span.clone()])
+                        .ok()
+                        .and_then(crate::xid_catalog::entry_for)
+                        .is_some();
+                    (documented && others().next().is_none()).then_some(m)
+                }
+            }
         })
     }
 
@@ -222,7 +257,7 @@ impl Index {
             // `stats.lines` counts completed lines, so a piece of a long line keeps the
             // line number of the piece before it.
             let (base_line, base_offset) = (stats.lines, stats.bytes);
-            for m in self.answers(&scanned.matches) {
+            for m in self.answers(&scanned.chunk, &scanned.matches) {
                 stats.matches += 1;
                 on_match(self.found(&scanned.chunk, base_line, base_offset, m));
             }
@@ -244,16 +279,22 @@ impl Index {
         m: &errata_matcher::Match,
     ) -> Found<'_> {
         let line_start = memchr::memrchr(b'\n', &chunk[..m.span.start]).map_or(0, |i| i + 1);
-        let number = m
-            .pattern
-            .checked_sub(self.entries.len())
-            .and_then(|i| self.numbers.get(i));
+        let text = String::from_utf8_lossy(&chunk[m.span.clone()]);
+        let (entry, number) = match self.pattern_of(m.pattern) {
+            PatternOf::Entry(i) => (&self.entries[i], None),
+            PatternOf::Number(n) => (&self.entries[n.entry], Some(n)),
+            // `answers` kept it only when the catalog documents the number.
+            PatternOf::XidLine => match crate::xid_catalog::entry_for(&text) {
+                Some(entry) => (entry, None),
+                None => (&self.entries[0], None),
+            },
+        };
         Found {
-            entry: &self.entries[number.map_or(m.pattern, |n| n.entry)],
+            entry,
             line: base_line + m.line as u64 + 1,
             column: m.span.start - line_start + 1,
             span: base_offset + m.span.start as u64..base_offset + m.span.end as u64,
-            text: String::from_utf8_lossy(&chunk[m.span.clone()]).into_owned(),
+            text: text.into_owned(),
             via: m.via,
             specificity: m.specificity,
             number: number.map(|n| (n.family, n.number)),

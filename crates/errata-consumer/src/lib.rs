@@ -50,6 +50,7 @@ mod manifest;
 mod numbers;
 mod scan;
 pub mod summary;
+mod xid_catalog;
 
 pub use bundle::{Bundle, DATABASE, ENTRIES, parse_entries};
 pub use entry::{Advice, DeadEnd, Entry, Lang, Step, Workaround};

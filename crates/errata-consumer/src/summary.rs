@@ -90,6 +90,7 @@ pub fn summary(found: &[Found<'_>], lang: Lang, limits: &Limits) -> Value {
             "matched_lines": lines.len(),
             "text": truncate(&first.text, 200),
             "root_cause": truncate(advice.root_cause, limits.text_chars),
+            "operator_action": first.entry.operator_action,
             "dead_ends": steps(&advice.dead_ends, "why_fails"),
             "workarounds": steps(&advice.workarounds, "how"),
         });

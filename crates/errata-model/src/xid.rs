@@ -38,6 +38,24 @@ pub fn by_number(xid: u32) -> Option<&'static Xid> {
     catalog().iter().find(|x| x.xid == xid)
 }
 
+/// The operator action (the entry field `operator_action`) NVIDIA's resolution bucket
+/// calls for: `IGNORE` is `none`, `RESTART_APP` `restart-process`, `RESET_GPU`
+/// `reset-gpu`, `RESTART_BM` / `RESTART_VM` `reboot-node`, `UPDATE_SWFW`
+/// `fix-environment`; `CONTACT_SUPPORT`, `CHECK_MECHANICALS`, `CHECK_UVM` and the
+/// `WORKFLOW_…` buckets (a procedure to follow, hardware suspect) `drain-and-inspect`.
+/// A bucket the catalog leaves empty, or one this list does not know, is
+/// `drain-and-inspect` too: an unexplained Xid is inspected before the node takes work.
+pub fn operator_action(resolution: &str) -> &'static str {
+    match resolution {
+        "IGNORE" => "none",
+        "RESTART_APP" => "restart-process",
+        "RESET_GPU" => "reset-gpu",
+        "RESTART_BM" | "RESTART_VM" => "reboot-node",
+        "UPDATE_SWFW" => "fix-environment",
+        _ => "drain-and-inspect",
+    }
+}
+
 /// `-` is the file's "none".
 fn field(text: &'static str) -> &'static str {
     let text = text.trim();

@@ -341,3 +341,47 @@ fn the_human_block_is_short_and_verbose_has_everything() {
         coloured.stdout
     );
 }
+
+/// An Xid no entry knows is answered from NVIDIA's catalog (name, description,
+/// resolution, NVIDIA's page), not left silent; an Xid with an entry keeps its entry.
+/// The Xid 69 line is a user's kernel log as quoted in a public incident report (a
+/// llama.cpp server on a Tesla M40); no entry covers Xid 69.
+#[test]
+fn an_xid_without_an_entry_is_read_from_nvidias_catalog() {
+    let log = "NVRM: Xid (PCI:0000:2d:00): 69, pid=119806, name=llama-server\n\
+               May 15 08:57:36 red kernel: NVRM: Xid (PCI:0000:01:00): 31, pid=80798, name=llama-server, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC1 GPCCLIENT_T1_3 faulted @ 0x7e9f_4f200000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n";
+    let run = errata_with_stdin(&repo(), &["match", "--format", "json"], log.as_bytes());
+    assert_eq!(run.code, 1, "{}", run.all());
+    let found: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(found.len(), 2, "{}", run.stdout);
+    assert_eq!(found[0]["id"], "xid/69");
+    assert!(
+        found[0]["signature"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("Xid 69")),
+        "{}",
+        found[0]
+    );
+    // NVIDIA's resolution bucket for 69 (Graphics Engine class error) is RESTART_APP.
+    assert!(
+        found[0]["root_cause"]
+            .as_str()
+            .is_some_and(|s| s.contains("RESTART_APP")),
+        "{}",
+        found[0]
+    );
+    assert_eq!(found[0]["operator_action"], "restart-process");
+    assert_eq!(found[1]["id"], "xid/31-mmu-fault");
+
+    let run = errata_with_stdin(&repo(), &["match", "--color", "never"], log.as_bytes());
+    assert!(
+        run.stdout
+            .contains("more: https://docs.nvidia.com/deploy/xid-errors/"),
+        "{}",
+        run.stdout
+    );
+}

@@ -333,6 +333,13 @@ impl Printer {
             first_sentences(advice.root_cause, 2, 400)
         };
         self.para(out, &format!("{}: ", paint("1", cause)), &cause_text)?;
+        if let Some(action) = &found.entry.operator_action {
+            let label = match self.lang {
+                Lang::Zh => "处置",
+                Lang::En => "operator",
+            };
+            self.para(out, &format!("{}: ", paint("1", label)), action)?;
+        }
         let workarounds = if self.verbose {
             &advice.workarounds[..]
         } else {
@@ -372,7 +379,11 @@ impl Printer {
                 self.para(out, &label, &format!("{action}  ({})", s.evidence))?;
             }
         }
-        let page = format!("{}entries/{}.html", self.site, found.entry.id);
+        // An Xid no entry knows is answered from NVIDIA's catalog: its page is NVIDIA's.
+        let page = found
+            .entry
+            .catalog_source()
+            .unwrap_or_else(|| format!("{}entries/{}.html", self.site, found.entry.id));
         let rest = advice.workarounds.len().saturating_sub(workarounds.len())
             + advice.dead_ends.len().saturating_sub(dead_ends.len());
         let hint = match (self.lang, rest) {
