@@ -337,6 +337,7 @@ fn entry(rng: &mut Rng, i: usize, id: &str) -> Value {
         "confidence": 0.8,
         "fix_success_rate": 0.75,
         "resolvable": "true",
+        "operator_action": "fix-code",
         "first_seen": "2025-01-15",
         "last_confirmed": "2026-06-01",
         "last_updated": "2026-06-01",

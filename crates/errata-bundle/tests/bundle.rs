@@ -41,6 +41,7 @@ fn entry(id: &str, signature: &str, regex: &str, aliases: &[&str]) -> Value {
         "confidence": 0.8,
         "fix_success_rate": 0.7,
         "resolvable": "true",
+        "operator_action": "fix-code",
         "first_seen": "2024-01-01",
         "last_confirmed": "2025-01-01",
         "last_updated": "2025-01-01",

@@ -4,6 +4,9 @@
 //! is what it was: nobody counted), and an entry without `dead_ends_zh` gets one empty
 //! string per dead end, for `zh-missing` to point at. A `confidence` above what the
 //! entry's `verification_tier` supports (`tier-unsupported`) is lowered to that ceiling.
+//! Schema 3 requires `operator_action`, which only a reader of the entry can choose:
+//! migration leaves it out and reports the entry as needing one (the schema rule then
+//! points at it).
 //! The result is canonically formatted (as by `errata fmt`); running it again changes
 //! nothing.
 
@@ -21,6 +24,9 @@ pub struct Migration {
     pub untranslated: usize,
     /// Whether `confidence` was lowered to its tier's ceiling.
     pub confidence_lowered: bool,
+    /// Whether the entry lacks `operator_action` (left for a person to choose; not a
+    /// change).
+    pub action_missing: bool,
 }
 
 impl Migration {
@@ -57,6 +63,7 @@ pub fn migrate_entry(text: &str) -> Result<(String, Migration), String> {
         entry.insert("dead_ends_zh".into(), json!(vec![""; n]));
         m.untranslated = n;
     }
+    m.action_missing = !entry.contains_key("operator_action");
     let tier = entry
         .get("verification_tier")
         .and_then(Value::as_str)
@@ -88,7 +95,8 @@ mod tests {
             Migration {
                 estimates: 2,
                 untranslated: 2,
-                confidence_lowered: true
+                confidence_lowered: true,
+                action_missing: true,
             }
         );
         assert_eq!(v_confidence(&new), 0.5);
@@ -103,6 +111,8 @@ mod tests {
         let (again, m2) = migrate_entry(&new).unwrap();
         assert_eq!(again, new);
         assert!(!m2.changed());
+        // The operator action is a reader's choice: never invented, always reported.
+        assert!(m2.action_missing && !new.contains("operator_action"));
     }
 
     fn v_confidence(text: &str) -> f64 {

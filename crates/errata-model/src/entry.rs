@@ -41,6 +41,9 @@ pub struct Entry {
     pub confidence: f64,
     pub fix_success_rate: f64,
     pub resolvable: String,
+    /// What the operator on call does (an enum in the schema); empty when absent.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub operator_action: String,
     pub first_seen: String,
     pub last_confirmed: String,
     pub last_updated: String,

@@ -248,6 +248,8 @@ struct EntryView<'v> {
     /// Stored by hand, with no basis: shown as words.
     fix_success: String,
     resolvable: &'v str,
+    /// The entry's `operator_action`, in the page's language (an unknown value as is).
+    operator_action: String,
     evidence_count: u64,
     tags: Vec<TagLink<'v>>,
     badge: BadgeView<'v>,
@@ -573,6 +575,15 @@ impl<'a> Ctx<'a> {
             confidence: estimate_in_words(e.confidence, zh),
             fix_success: estimate_in_words(e.fix_success_rate, zh),
             resolvable: &e.resolvable,
+            operator_action: {
+                let key = format!("action_{}", e.operator_action.replace('-', "_"));
+                let text = self.t(lang, &key, &[]);
+                if text == key {
+                    e.operator_action.clone()
+                } else {
+                    text
+                }
+            },
             evidence_count: e.evidence_count,
             tags: e
                 .tags

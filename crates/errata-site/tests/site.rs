@@ -634,6 +634,7 @@ fn hostile_data() -> tempfile::TempDir {
         "error_code": x,
         "verification_tier": x,
         "resolvable": x,
+        "operator_action": x,
         "first_seen": x, "last_confirmed": x, "last_updated": "2026-01-01</updated><script>",
         "tags": [x, "../../etc"],
         "aliases": [x],

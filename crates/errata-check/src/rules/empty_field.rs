@@ -1,6 +1,8 @@
 //! `empty-field` (error): a required text field is blank.
 //!
-//! `signature`, `regex`, `domain`, `category`, `root_cause`, `root_cause_type`, each
+//! `signature`, `regex`, `domain`, `category`, `root_cause`, `root_cause_type`,
+//! `operator_action` (the schema allows it empty only so that a scaffold is not a schema
+//! error: it is this rule's), each
 //! version's `version`, each dead end's `why_fails`, and each workaround's `action` and
 //! `how` must say something. (Empty dead-end actions have their own rule,
 //! `empty-dead-end-action`; empty Chinese fields are `zh-missing`.)
@@ -20,6 +22,7 @@ pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnosti
         ("/category".into(), &e.category),
         ("/root_cause".into(), &e.root_cause),
         ("/root_cause_type".into(), &e.root_cause_type),
+        ("/operator_action".into(), &e.operator_action),
     ];
     fields.extend(
         e.versions
@@ -48,7 +51,13 @@ pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnosti
                     Anchor::Value(pointer),
                     format!("`{name}` is empty"),
                 )
-                .with_help("fill it in"),
+                .with_help(if name == "operator_action" {
+                    "choose what the operator on call does: fix-code, fix-config, \
+                     fix-environment, restart-process, reset-gpu, reboot-node, \
+                     drain-and-inspect, replace-hardware or none"
+                } else {
+                    "fill it in"
+                }),
             );
         }
     }
@@ -63,10 +72,14 @@ mod tests {
         let mut e = valid_entry("cuda/a");
         e["root_cause"] = "".into();
         e["workarounds"][0]["how"] = " ".into();
+        e["operator_action"] = "".into();
         let ptrs: Vec<_> = entry_diags(&e, "empty-field")
             .iter()
             .filter_map(|d| d.pointer().map(String::from))
             .collect();
-        assert_eq!(ptrs, ["/root_cause", "/workarounds/0/how"]);
+        assert_eq!(
+            ptrs,
+            ["/root_cause", "/operator_action", "/workarounds/0/how"]
+        );
     }
 }

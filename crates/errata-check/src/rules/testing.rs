@@ -37,6 +37,7 @@ pub(crate) fn valid_entry(id: &str) -> Value {
         "confidence": 0.5,
         "fix_success_rate": 0.8,
         "resolvable": "true",
+        "operator_action": "fix-code",
         "first_seen": "2025-01-01",
         "last_confirmed": "2025-06-01",
         "last_updated": "2025-06-01",

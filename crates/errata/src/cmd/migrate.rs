@@ -30,7 +30,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let kb =
         KnowledgeBase::load(&root).with_context(|| format!("cannot load {}", root.display()))?;
     let mut total = Migration::default();
-    let (mut files, mut failed, mut lowered) = (0, 0, 0usize);
+    let (mut files, mut failed, mut lowered, mut no_action) = (0, 0, 0usize, 0usize);
     for (doc, src) in common::selected_entries(&kb, selected.as_deref()) {
         let (text, m) = match migrate_entry(&src.text) {
             Ok(r) => r,
@@ -40,6 +40,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 continue;
             }
         };
+        no_action += usize::from(m.action_missing);
         if !m.changed() {
             continue;
         }
@@ -76,6 +77,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         eprintln!(
             "left to do:\n  - translate each empty `dead_ends_zh` item (`errata check` reports them as zh-missing)\n  \
              - count the public reports behind each estimate, or leave it an estimate (`errata explain rate-basis-mismatch`)"
+        );
+    }
+    if no_action > 0 {
+        eprintln!(
+            "{no_action} entr{} without `operator_action`: choose one for each (fix-code, fix-config, \
+             fix-environment, restart-process, reset-gpu, reboot-node, drain-and-inspect, \
+             replace-hardware, none; see docs/data.md); `errata check` reports them",
+            if no_action == 1 { "y" } else { "ies" }
         );
     }
     Ok(if failed > 0 || (args.check && files > 0) {

@@ -58,6 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         "transition_graph": {"leads_to": [], "preceded_by": [], "frequently_confused_with": []},
         "official_doc_url": null, "official_doc_section": null, "error_code": null,
         "verification_tier": "ai_generated", "confidence": 0.5, "fix_success_rate": 0.5, "resolvable": "true",
+        "operator_action": "",
         "first_seen": today, "last_confirmed": today, "last_updated": today, "evidence_count": 0,
         "tags": [], "locale": "en", "aliases": []
     });
