@@ -60,6 +60,8 @@ enum Command {
     Match(cmd::matching::Args),
     /// What a bare error number or name means in every family (cudaError_t, CUresult, cuBLAS, …, Xid).
     Decode(cmd::decode::Args),
+    /// Group the known errors of several logs (ranks, kernel, NCCL) into incidents and name each first cause.
+    Incidents(cmd::incidents::Args),
     /// Check every external URL.
     Links(cmd::links::Args),
     /// Preview the site locally, rebuilding on change.
@@ -91,6 +93,7 @@ fn main() -> ExitCode {
         Command::Bundle(args) => cmd::bundle::run(args),
         Command::Match(args) => cmd::matching::run(args),
         Command::Decode(args) => cmd::decode::run(args),
+        Command::Incidents(args) => cmd::incidents::run(args),
         Command::Links(args) => cmd::links::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Mcp(args) => cmd::mcp::run(args),

@@ -209,3 +209,31 @@ pub fn data_or_embedded(data: Option<PathBuf>) -> Result<DataDir> {
         _scratch: Some(scratch),
     })
 }
+
+/// The knowledge an answering command (`match`, `incidents`, `audit`) works from: a
+/// verified bundle, or the entries of a data directory (or of the knowledge base built
+/// into errata when there is none here).
+pub enum Knowledge {
+    Bundle(Box<errata_consumer::Bundle>),
+    Local(errata_consumer::Index),
+}
+
+impl Knowledge {
+    /// `--bundle` when given, else `--data` / the data directory / the built-in one.
+    pub fn load(bundle: Option<&Path>, data: Option<PathBuf>) -> Result<Knowledge> {
+        match bundle {
+            Some(path) => errata_consumer::Bundle::open(path)
+                .map(|b| Knowledge::Bundle(Box::new(b)))
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+            None => super::matching::index_from_data(data).map(Knowledge::Local),
+        }
+    }
+
+    /// The entries and their matcher.
+    pub fn index(&self) -> &errata_consumer::Index {
+        match self {
+            Knowledge::Bundle(b) => b.index(),
+            Knowledge::Local(i) => i,
+        }
+    }
+}

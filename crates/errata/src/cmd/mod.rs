@@ -7,6 +7,7 @@ pub mod check;
 pub mod decode;
 pub mod explain;
 pub mod fmt;
+pub mod incidents;
 pub mod links;
 pub mod matching;
 pub mod mcp;
