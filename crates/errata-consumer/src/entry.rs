@@ -67,6 +67,8 @@ pub struct Entry {
     pub leads_to: Vec<String>,
     /// The entries known to come before it (`transition_graph.preceded_by`).
     pub preceded_by: Vec<String>,
+    /// Environments known to produce it (what `errata audit` checks a report against).
+    pub affects: Vec<errata_model::Affect>,
     raw: Box<RawValue>,
 }
 
@@ -142,6 +144,8 @@ struct Typed {
     operator_action: Option<String>,
     #[serde(default)]
     transition_graph: Graph,
+    #[serde(default)]
+    affects: Vec<errata_model::Affect>,
 }
 
 #[derive(Deserialize, Default)]
@@ -178,6 +182,7 @@ impl Entry {
             operator_action: t.operator_action,
             leads_to: t.transition_graph.leads_to,
             preceded_by: t.transition_graph.preceded_by,
+            affects: t.affects,
             raw,
         })
     }

@@ -51,8 +51,27 @@ pub struct Entry {
     pub tags: Vec<String>,
     pub locale: String,
     pub aliases: Vec<String>,
+    /// Environments known to produce the error (`errata audit`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub affects: Vec<Affect>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<Snippet>,
+}
+
+/// One environment known to produce an entry's error: facts of an environment report
+/// and the condition each must meet (see `schema/entry.schema.json`, `affects`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Affect {
+    /// Fact name → condition (`>=2.18.1, <2.19.3`, `none`, `true`); all must hold.
+    pub when: BTreeMap<String, String>,
+    /// `error` (the error will happen; the default) or `warning` (it can).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub severity: Option<String>,
+    /// Why these facts produce the error, in English.
+    pub note: String,
+    /// The same, in Chinese.
+    pub note_zh: String,
 }
 
 impl Entry {

@@ -34,7 +34,7 @@ pub mod xid;
 
 pub use diagnostic::{Anchor, Diagnostic, Location, Severity};
 pub use entry::{
-    Basis, BasisItem, DeadEnd, Entry, Snippet, TransitionGraph, VersionInfo, Workaround,
+    Affect, Basis, BasisItem, DeadEnd, Entry, Snippet, TransitionGraph, VersionInfo, Workaround,
     estimate_band, estimate_words, rate_shown, truncate, wilson_interval,
 };
 pub use frontmatter::FrontMatter;

@@ -248,6 +248,8 @@ struct EntryView<'v> {
     /// Stored by hand, with no basis: shown as words.
     fix_success: String,
     resolvable: &'v str,
+    /// Environments known to produce the error, in the page's language.
+    affects: Vec<AffectView<'v>>,
     /// The entry's `operator_action`, in the page's language (an unknown value as is).
     operator_action: String,
     evidence_count: u64,
@@ -256,6 +258,20 @@ struct EntryView<'v> {
     translation_missing: bool,
     edit_url: Option<String>,
     api_href: String,
+}
+
+/// One `affects` item on an entry page.
+#[derive(Serialize)]
+struct AffectView<'v> {
+    when: Vec<ConditionView<'v>>,
+    note: &'v str,
+}
+
+/// One fact and its condition (`torch_cuda none`).
+#[derive(Serialize)]
+struct ConditionView<'v> {
+    fact: &'v str,
+    condition: &'v str,
 }
 
 impl<'a> Ctx<'a> {
@@ -575,6 +591,22 @@ impl<'a> Ctx<'a> {
             confidence: estimate_in_words(e.confidence, zh),
             fix_success: estimate_in_words(e.fix_success_rate, zh),
             resolvable: &e.resolvable,
+            affects: e
+                .affects
+                .iter()
+                .map(|a| AffectView {
+                    when: a
+                        .when
+                        .iter()
+                        .map(|(fact, condition)| ConditionView { fact, condition })
+                        .collect(),
+                    note: if zh && !a.note_zh.is_empty() {
+                        &a.note_zh
+                    } else {
+                        &a.note
+                    },
+                })
+                .collect(),
             operator_action: {
                 let key = format!("action_{}", e.operator_action.replace('-', "_"));
                 let text = self.t(lang, &key, &[]);

@@ -62,6 +62,8 @@ enum Command {
     Decode(cmd::decode::Args),
     /// Group the known errors of several logs (ranks, kernel, NCCL) into incidents and name each first cause.
     Incidents(cmd::incidents::Args),
+    /// Known-bad environments before anything crashes: audit collect_env / nvidia-smi / nvcc / pip reports, or --probe this machine.
+    Audit(cmd::audit::Args),
     /// Check every external URL.
     Links(cmd::links::Args),
     /// Preview the site locally, rebuilding on change.
@@ -94,6 +96,7 @@ fn main() -> ExitCode {
         Command::Match(args) => cmd::matching::run(args),
         Command::Decode(args) => cmd::decode::run(args),
         Command::Incidents(args) => cmd::incidents::run(args),
+        Command::Audit(args) => cmd::audit::run(args),
         Command::Links(args) => cmd::links::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Mcp(args) => cmd::mcp::run(args),

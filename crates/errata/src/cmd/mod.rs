@@ -1,5 +1,6 @@
 //! One module per subcommand: its arguments (`Args`) and `run`.
 
+pub mod audit;
 pub mod build;
 pub mod bundle;
 pub mod changed;

@@ -1,0 +1,139 @@
+//! The audit of environment reports people posted in public issues
+//! (`tests/fixtures/env/`, copied verbatim; `SOURCES.tsv` names each thread), against
+//! the real knowledge base in `data/`.
+
+use std::path::{Path, PathBuf};
+
+use errata_consumer::Entry;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn entries() -> Vec<Entry> {
+    let kb = errata_load::KnowledgeBase::load(&repo().join("data")).expect("data/");
+    kb.entries
+        .iter()
+        .filter_map(|d| Entry::from_value(d.value()).ok())
+        .collect()
+}
+
+fn audit(file: &str) -> errata_audit::Report {
+    let text = std::fs::read_to_string(repo().join("tests/fixtures/env").join(file))
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
+    errata_audit::audit(&text, &entries(), false)
+}
+
+fn ids(r: &errata_audit::Report) -> Vec<&str> {
+    r.findings.iter().map(|f| f.id.as_str()).collect()
+}
+
+#[test]
+fn a_driver_too_old_for_torchs_cuda_is_found() {
+    for file in [
+        "collect_env_driver_too_old_torch150cu102_p100.txt",
+        "collect_env_driver_too_old_torch160cu102_v100.txt",
+    ] {
+        let r = audit(file);
+        assert_eq!(
+            ids(&r),
+            ["cuda/insufficient-driver", "pytorch/driver-too-old"],
+            "{file}: {r:#?}"
+        );
+        assert_eq!(r.facts["torch_cuda"], "10.2", "{file}");
+        // CUDA 10.2.89's driver, from NVIDIA's table.
+        assert_eq!(r.facts["driver_minimum_for_torch_cuda"], "440.33", "{file}");
+        assert_eq!(
+            r.findings[0]
+                .because
+                .get("driver_too_old_for_torch_cuda")
+                .map(String::as_str),
+            Some("true")
+        );
+        assert!(!r.findings[0].fix.is_empty());
+    }
+}
+
+#[test]
+fn a_gpu_the_torch_build_has_no_kernels_for_is_found() {
+    // An RTX 5090 D (sm_120) under torch 2.6.0+cu126, and an H100 (sm_90) under torch
+    // 2.0.1+cu117: both reports carry PyTorch's own list of what it was built for.
+    for file in [
+        "collect_env_sm120_rtx5090d_torch260cu126.txt",
+        "collect_env_sm90_h100_torch201cu117.txt",
+    ] {
+        let r = audit(file);
+        assert_eq!(
+            ids(&r),
+            [
+                "cuda/no-kernel-image-for-device",
+                "pytorch/capability-not-supported"
+            ],
+            "{file}: {r:#?}"
+        );
+    }
+    let r = audit("collect_env_sm120_rtx5090d_torch260cu126.txt");
+    assert_eq!(r.facts["compute_capability"], serde_json::json!(["12.0"]));
+}
+
+#[test]
+fn a_cpu_only_torch_on_a_gpu_machine_is_found() {
+    for file in [
+        "collect_env_cpu_only_torch131_rtx2080ti.txt",
+        "collect_env_cpu_only_torch222_rtx4080laptop.txt",
+    ] {
+        let r = audit(file);
+        assert_eq!(
+            ids(&r),
+            ["pytorch/not-compiled-with-cuda"],
+            "{file}: {r:#?}"
+        );
+    }
+}
+
+#[test]
+fn healthy_reports_and_bare_tool_outputs_find_nothing() {
+    for file in [
+        "collect_env_healthy_torch291cu126_h100.txt",
+        "collect_env_healthy_torch170cu101_t4_colab.txt",
+        "collect_env_healthy_torch240cu121_wsl2_rtx4070laptop.txt",
+        "nvidia_smi_570_133_20_cuda12_8_l4.txt",
+        "nvidia_smi_610_43_03_kmd_umd_header_rtx3080.txt",
+        "nvidia_smi_470_256_02_cuda11_4_a10g.txt",
+        "nvidia_smi_q_510_68_02_gtx1650.txt",
+        "nvcc_version_11_0_221.txt",
+    ] {
+        let r = audit(file);
+        assert!(r.findings.is_empty(), "{file}: {r:#?}");
+    }
+    // The facts were read all the same, whatever the header says.
+    let r = audit("nvidia_smi_610_43_03_kmd_umd_header_rtx3080.txt");
+    assert_eq!(r.facts["driver"], "610.43.03");
+    assert_eq!(r.facts["driver_cuda"], "13.3");
+    let r = audit("collect_env_healthy_torch291cu126_h100.txt");
+    assert_eq!(r.facts["gpu_not_in_torch_build"], "false");
+    assert_eq!(r.facts["driver_too_old_for_torch_cuda"], "false");
+}
+
+#[test]
+fn two_reports_of_one_machine_combine() {
+    // The same V100 machine posted its collect_env and its nvidia-smi header.
+    let dir = repo().join("tests/fixtures/env");
+    let text = [
+        "collect_env_driver_too_old_torch160cu102_v100.txt",
+        "nvidia_smi_418_67_header_partial.txt",
+    ]
+    .iter()
+    .map(|f| std::fs::read_to_string(dir.join(f)).expect("fixture"))
+    .collect::<Vec<_>>()
+    .join("\n");
+    let r = errata_audit::audit(&text, &entries(), true);
+    assert_eq!(r.facts["driver_cuda"], "10.1");
+    assert_eq!(r.findings.len(), 2);
+    // Chinese notes and fixes when asked.
+    assert!(r.findings.iter().all(|f| {
+        f.note
+            .chars()
+            .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+    }));
+}
