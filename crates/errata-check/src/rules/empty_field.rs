@@ -79,7 +79,7 @@ mod tests {
             .collect();
         assert_eq!(
             ptrs,
-            ["/root_cause", "/operator_action", "/workarounds/0/how"]
+            ["/root_cause", "/workarounds/0/how", "/operator_action"]
         );
     }
 }
