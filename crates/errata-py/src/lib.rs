@@ -438,6 +438,53 @@ impl Bundle {
             .collect()
     }
 
+    /// The known errors of several logs of one failure grouped into incidents, each a
+    /// dict `{incident, first_cause: {id, file, line}, operator_action, ordered_by,
+    /// members: [{file, line, id, time, host, rank, pci}]}`, in the order they began.
+    /// `logs` maps each log's name to its text.
+    #[pyo3(signature = (logs, window_minutes = 30.0))]
+    fn incidents<'py>(
+        &self,
+        py: Python<'py>,
+        logs: Vec<(String, String)>,
+        window_minutes: f64,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        if !(window_minutes.is_finite() && window_minutes >= 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "window_minutes must be a number >= 0, not {window_minutes}"
+            )));
+        }
+        let views: Vec<errata_incidents::Log<'_>> = logs
+            .iter()
+            .map(|(name, text)| errata_incidents::Log { name, text })
+            .collect();
+        let options = errata_incidents::Options {
+            window_secs: window_minutes * 60.0,
+        };
+        let found = py.detach(|| errata_incidents::find(self.inner.index(), &views, &options));
+        found.iter().map(|i| json_to_py(py, &i.to_json())).collect()
+    }
+
+    /// The known-bad environment `report` describes (collect_env, nvidia-smi, nvcc, pip
+    /// output, any mix): a dict `{facts, findings: [{id, because, severity, note,
+    /// fix}]}`.
+    #[pyo3(signature = (report, lang = "en"))]
+    fn audit<'py>(&self, py: Python<'py>, report: &str, lang: &str) -> PyResult<Bound<'py, PyAny>> {
+        let zh = match lang {
+            "en" => false,
+            "zh" => true,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "lang must be \"en\" or \"zh\", not {other:?}"
+                )));
+            }
+        };
+        let result = errata_audit::audit(report, self.inner.index().entries(), zh);
+        let value =
+            serde_json::to_value(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        json_to_py(py, &value)
+    }
+
     /// The entry with this id, or `None`.
     fn entry(&self, id: &str) -> Option<Entry> {
         self.inner.entry(id).map(|e| Entry {
@@ -489,4 +536,10 @@ fn _errata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Hit>()?;
     m.add("BundleError", m.py().get_type::<BundleError>())?;
     Ok(())
+}
+
+/// A JSON value as the Python value `json.loads` makes of it.
+fn json_to_py<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?
+        .call_method1("loads", (value.to_string(),))
 }

@@ -245,3 +245,35 @@ def test_package_metadata_names_its_readme_and_urls():
     urls = meta.get_all("Project-URL") or []
     assert any(u.startswith("Repository, https://github.com/") for u in urls), urls
     assert "errata" in (meta.get_payload() or meta["Description"] or ""), "README as the long description"
+
+
+def test_incidents_name_the_first_cause_across_logs():
+    case = os.path.join(REPO, "tests", "fixtures", "incidents", "xid79-launch-failure-watchdog")
+    paths = sorted(os.path.join(case, n) for n in os.listdir(case) if n.endswith(".log"))
+    found = errata.incidents(paths)
+    assert len(found) == 1, found
+    first = found[0]
+    assert first["first_cause"]["id"] == "xid/79-fallen-off-the-bus"
+    assert first["first_cause"]["file"].endswith("kern.log")
+    assert first["operator_action"] == "reboot-node"
+    ids = {m["id"] for m in first["members"]}
+    assert {"cuda/launch-failure", "nccl/watchdog-collective-timeout"} <= ids
+    # The same from texts; a bad window is a ValueError.
+    texts = {os.path.basename(p): open(p, encoding="utf-8").read() for p in paths}
+    assert errata.incidents(texts)[0]["first_cause"]["file"] == "kern.log"
+    with pytest.raises(ValueError):
+        errata.incidents(texts, window_minutes=-1)
+    assert errata.incidents({"quiet.log": "all good\n"}) == []
+
+
+def test_audit_finds_the_known_bad_environment_and_stays_quiet_on_a_good_one():
+    env = os.path.join(REPO, "tests", "fixtures", "env")
+    bad = open(os.path.join(env, "collect_env_driver_too_old_torch160cu102_v100.txt"), encoding="utf-8").read()
+    report = errata.audit(bad)
+    assert [f["id"] for f in report["findings"]] == ["cuda/insufficient-driver", "pytorch/driver-too-old"]
+    assert report["facts"]["driver"] == "418.67"
+    assert report["findings"][0]["because"] == {"driver_too_old_for_torch_cuda": "true"}
+    good = open(os.path.join(env, "collect_env_healthy_torch291cu126_h100.txt"), encoding="utf-8").read()
+    assert errata.audit(good)["findings"] == []
+    with pytest.raises(ValueError):
+        errata.audit(good, lang="fr")

@@ -68,7 +68,7 @@ enum Command {
     Links(cmd::links::Args),
     /// Preview the site locally, rebuilding on change.
     Serve(cmd::serve::Args),
-    /// Answer assistants over the Model Context Protocol (stdio): match_error, get_entry, search, decode, report_outcome.
+    /// Answer assistants over the Model Context Protocol (stdio): match_error, get_entry, search, decode, incidents, audit, report_outcome.
     Mcp(cmd::mcp::Args),
 }
 

@@ -50,8 +50,10 @@ fn assert_answers(d: &serde_json::Value, outcomes: &std::path::Path) {
     assert_eq!(
         d["tools"],
         serde_json::json!([
+            "audit",
             "decode",
             "get_entry",
+            "incidents",
             "match_error",
             "report_outcome",
             "search"
@@ -116,7 +118,14 @@ fn assert_answers(d: &serde_json::Value, outcomes: &std::path::Path) {
     assert_eq!(big["results"][0]["lines"][0], 2);
     // Every tool says what it does to the world.
     let ann = &d["annotations"];
-    for read_only in ["match_error", "get_entry", "search", "decode"] {
+    for read_only in [
+        "match_error",
+        "get_entry",
+        "search",
+        "decode",
+        "incidents",
+        "audit",
+    ] {
         assert_eq!(ann[read_only]["readOnlyHint"], true, "{read_only}: {ann}");
     }
     assert_eq!(ann["report_outcome"]["readOnlyHint"], false, "{ann}");
@@ -179,6 +188,31 @@ fn assert_answers(d: &serde_json::Value, outcomes: &std::path::Path) {
         "cuda/illegal-memory-access"
     );
 
+    // incidents: the kernel's Xid 79 is the first cause of the ranks' failures.
+    let incidents = tool_json(&d["incidents"]);
+    assert_eq!(incidents["left_out"], 0, "{incidents}");
+    let first = &incidents["incidents"][0];
+    assert_eq!(
+        first["first_cause"]["id"], "xid/79-fallen-off-the-bus",
+        "{incidents}"
+    );
+    assert_eq!(first["first_cause"]["file"], "kern.log");
+    assert_eq!(first["operator_action"], "reboot-node");
+    // audit: a CPU-only torch on a laptop with an RTX 4080, in both languages.
+    let audit = tool_json(&d["audit"]);
+    assert_eq!(
+        audit["findings"][0]["id"], "pytorch/not-compiled-with-cuda",
+        "{audit}"
+    );
+    assert_eq!(audit["facts"]["torch_cuda"], "none");
+    let audit_zh = tool_json(&d["audit_zh"]);
+    assert!(
+        audit_zh["findings"][0]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("PyTorch") && n.contains("仅支持 CPU")),
+        "{audit_zh}"
+    );
+
     // Bad input is a JSON-RPC error naming the problem (or, for arguments the SDK's
     // schema layer rejects, an error result), and the server lives on.
     for (key, says) in [
@@ -186,6 +220,7 @@ fn assert_answers(d: &serde_json::Value, outcomes: &std::path::Path) {
         ("bad_lang", "fr"),
         ("bad_limit", "limit"),
         ("bad_family", "cuda13"),
+        ("bad_window", "window_minutes"),
         ("bad_tool", "tool"),
     ] {
         let e = &d[key]["rpc_error"];

@@ -47,6 +47,8 @@ __all__ = [
     "format_advice",
     "report_outcome",
     "decode",
+    "incidents",
+    "audit",
 ]
 
 _DEFAULT: Optional[Bundle] = None
@@ -114,6 +116,37 @@ def decode(value: Union[str, int], family: Optional[str] = None) -> List[dict]:
     id that explains it or None. Raises ValueError for input that is neither.
     """
     return default_bundle().decode(str(value), family)
+
+
+def incidents(logs, window_minutes: float = 30.0) -> List[dict]:
+    """One incident from many logs of one failure.
+
+    ``logs`` is a mapping of log name to text, or a list of paths to read (per-rank
+    training logs, ``dmesg -T`` / journal / syslog kernel logs, NCCL debug logs). The
+    known errors are grouped by time, GPU and the knowledge base's transition graph;
+    each incident is a dict ``{incident, first_cause: {id, file, line},
+    operator_action, ordered_by, members: [...]}`` (as ``errata incidents --format
+    json`` prints it), in the order they began.
+    """
+    if isinstance(logs, dict):
+        pairs = [(str(name), str(text)) for name, text in logs.items()]
+    else:
+        pairs = []
+        for path in logs:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                pairs.append((str(path), f.read()))
+    return default_bundle().incidents(pairs, window_minutes)
+
+
+def audit(report: str, lang: str = "en") -> dict:
+    """Known-bad environments before anything crashes.
+
+    ``report`` is the text of ``python -m torch.utils.collect_env``, ``nvidia-smi``,
+    ``nvidia-smi -q``, ``nvcc --version`` or ``pip list`` (any mix). Returns
+    ``{facts, findings: [{id, because, severity, note, fix}]}``; empty findings when
+    nothing known is wrong.
+    """
+    return default_bundle().audit(report, lang)
 
 
 def search(query: str, lang: str = "en", limit: int = 10) -> List[Hit]:

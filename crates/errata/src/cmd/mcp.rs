@@ -5,7 +5,10 @@
 //! Tools: `match_error(text, lang?)` (the known errors in a message or log, with what not
 //! to try and what to try), `get_entry(id)` (one entry, whole), `search(query, lang?,
 //! limit?)` (entries and articles), `decode(value, family?)` (every family's meaning of a
-//! bare number or name), `report_outcome(entry, item, outcome,
+//! bare number or name), `incidents(logs, window_minutes?)` (the known errors of several
+//! logs grouped into incidents, each with its first cause and operator action),
+//! `audit(report, lang?)` (known-bad environments in collect_env / nvidia-smi / nvcc /
+//! pip output), `report_outcome(entry, item, outcome,
 //! reporter, env?, source?, date?)` (what happened when the user tried a dead end or a
 //! workaround, appended to `<--outcomes DIR>/<domain>/<slug>.jsonl`, a file to submit in
 //! a pull request as `data/outcomes/…`). Resources: every entry, as
@@ -140,6 +143,40 @@ pub struct DecodeArgs {
     /// `cusparse`, `curand`, `nvml`, `xid` (or a type name such as `cublasStatus_t`).
     pub family: Option<String>,
 }
+
+/// One log given to `incidents`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct LogArg {
+    /// The log's name as it should be shown (`kern.log`, `rank3.log`: a name with a rank
+    /// in it gives its lines that rank).
+    pub name: String,
+    /// The log's text.
+    pub text: String,
+}
+
+/// `incidents`' arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct IncidentsArgs {
+    /// The logs of one failure: rank logs, kernel logs (`dmesg -T`, journal, syslog),
+    /// NCCL debug logs.
+    pub logs: Vec<LogArg>,
+    /// The longest gap between two errors of one incident, in minutes (default 30).
+    pub window_minutes: Option<f64>,
+}
+
+/// `audit`'s arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct AuditArgs {
+    /// Environment reports: the output of `python -m torch.utils.collect_env`,
+    /// `nvidia-smi`, `nvidia-smi -q`, `nvcc --version`, `pip list`, in any mix.
+    pub report: String,
+    /// `en` (default) or `zh`: the language of notes and fixes.
+    pub lang: Option<String>,
+}
+
+/// At most this many incidents, and members per incident, in one `incidents` answer.
+const MAX_INCIDENTS: usize = 20;
+const MAX_MEMBERS: usize = 30;
 
 /// `report_outcome`'s arguments.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -280,6 +317,97 @@ impl Server {
         let found = self.bundle.match_text(&args.text);
         let limits = errata_consumer::summary::Limits::default();
         json_result(&errata_consumer::summary::summary(&found, lang, &limits))
+    }
+
+    #[tool(
+        description = "Group the known errors of several logs of one failure (per-rank training logs, kernel logs from dmesg -T / journalctl / syslog, NCCL debug logs) into incidents by time, GPU (PCI bus id) and the knowledge base's transition graph, and name each incident's first cause and the operator's action (fix-code, fix-config, fix-environment, restart-process, reset-gpu, reboot-node, drain-and-inspect, replace-hardware, none). `ordered_by` is `graph` when times were missing or relative to boot. At most 20 incidents and 30 members each; `left_out` counts the rest.",
+        annotations(
+            title = "Incidents across logs",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn incidents(
+        &self,
+        Parameters(args): Parameters<IncidentsArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let total: usize = args.logs.iter().map(|l| l.text.len() + l.name.len()).sum();
+        if total > MAX_TEXT_BYTES {
+            return Err(McpError::invalid_params(
+                format!("logs are {total} bytes; at most {MAX_TEXT_BYTES}"),
+                None,
+            ));
+        }
+        let window = args.window_minutes.unwrap_or(30.0);
+        if !(window.is_finite() && window >= 0.0) {
+            return Err(McpError::invalid_params(
+                format!("window_minutes must be a number ≥ 0, not {window}"),
+                None,
+            ));
+        }
+        let logs: Vec<errata_incidents::Log<'_>> = args
+            .logs
+            .iter()
+            .map(|l| errata_incidents::Log {
+                name: &l.name,
+                text: &l.text,
+            })
+            .collect();
+        let options = errata_incidents::Options {
+            window_secs: window * 60.0,
+        };
+        let found = errata_incidents::find(self.bundle.index(), &logs, &options);
+        let incidents: Vec<serde_json::Value> = found
+            .iter()
+            .take(MAX_INCIDENTS)
+            .map(|i| {
+                let mut v = i.to_json();
+                if let Some(members) = v.get_mut("members").and_then(|m| m.as_array_mut())
+                    && members.len() > MAX_MEMBERS
+                {
+                    let more = members.len() - MAX_MEMBERS;
+                    members.truncate(MAX_MEMBERS);
+                    v["members_left_out"] = more.into();
+                }
+                v
+            })
+            .collect();
+        json_result(&serde_json::json!({
+            "incidents": incidents,
+            "left_out": found.len().saturating_sub(MAX_INCIDENTS),
+        }))
+    }
+
+    #[tool(
+        description = "Known-bad GPU environments before anything crashes: give the output of `python -m torch.utils.collect_env`, `nvidia-smi`, `nvidia-smi -q`, `nvcc --version` or `pip list` (any mix). Returns the facts read (driver, torch and its CUDA build, GPUs and compute capabilities, cuDNN, NCCL, …) and `findings`: each knowledge-base entry the environment is known to produce (a driver too old for torch's CUDA, a GPU the torch build has no kernels for, a CPU-only torch on a GPU machine), with the facts that triggered it and the fix. Empty `findings` means nothing known is wrong.",
+        annotations(
+            title = "Audit a GPU environment",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn audit(
+        &self,
+        Parameters(args): Parameters<AuditArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let lang = lang_of(args.lang.as_deref())?;
+        if args.report.len() > MAX_TEXT_BYTES {
+            return Err(McpError::invalid_params(
+                format!(
+                    "report is {} bytes; at most {MAX_TEXT_BYTES}",
+                    args.report.len()
+                ),
+                None,
+            ));
+        }
+        let report = errata_audit::audit(
+            &args.report,
+            self.bundle.index().entries(),
+            matches!(lang, Lang::Zh),
+        );
+        let value = serde_json::to_value(&report)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        json_result(&value)
     }
 
     #[tool(

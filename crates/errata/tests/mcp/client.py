@@ -70,6 +70,21 @@ async def main():
             out["search_syntax"] = await call(session, "search", {"query": '"NEAR( * OR'})
             out["decode"] = await call(session, "decode", {"value": "13"})
             out["decode_family"] = await call(session, "decode", {"value": "0x2bc", "family": "cuda"})
+            # Incidents and audit on the repository's real fixtures (read here, sent as text).
+            import os
+            case = os.path.join("tests", "fixtures", "incidents", "xid79-launch-failure-watchdog")
+            logs = [
+                {"name": name, "text": open(os.path.join(case, name), encoding="utf-8").read()}
+                for name in sorted(os.listdir(case)) if name.endswith(".log")
+            ]
+            out["incidents"] = await call(session, "incidents", {"logs": logs})
+            out["bad_window"] = await call(session, "incidents", {"logs": logs, "window_minutes": -1})
+            report = open(
+                os.path.join("tests", "fixtures", "env", "collect_env_cpu_only_torch222_rtx4080laptop.txt"),
+                encoding="utf-8",
+            ).read()
+            out["audit"] = await call(session, "audit", {"report": report})
+            out["audit_zh"] = await call(session, "audit", {"report": report, "lang": "zh"})
             out["outcome"] = await call(
                 session,
                 "report_outcome",
