@@ -137,3 +137,35 @@ fn two_reports_of_one_machine_combine() {
             .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
     }));
 }
+
+#[test]
+fn a_component_inside_a_known_bad_range_is_a_warning() {
+    // `pip freeze` lines as pip prints them; NCCL 2.18 reported network errors as
+    // internal errors (nccl#1092), 2.18.1 to 2.18.5 had the cudaMemcpyAsync bug fixed
+    // in 2.18.6 (nccl#1024).
+    let r = errata_audit::audit(
+        "torch==2.1.0+cu121\nnvidia-nccl-cu12==2.18.1\n",
+        &entries(),
+        false,
+    );
+    let ids: Vec<(&str, &str)> = r
+        .findings
+        .iter()
+        .map(|f| (f.id.as_str(), f.severity.as_str()))
+        .collect();
+    assert!(ids.contains(&("nccl/internal-error", "warning")), "{ids:?}");
+    assert!(
+        ids.contains(&("nccl/unhandled-cuda-error", "warning")),
+        "{ids:?}"
+    );
+    let r = errata_audit::audit(
+        "torch==2.1.0+cu121\nnvidia-nccl-cu12==2.18.6\n",
+        &entries(),
+        false,
+    );
+    let ids: Vec<&str> = r.findings.iter().map(|f| f.id.as_str()).collect();
+    assert!(ids.contains(&"nccl/internal-error"), "{ids:?}");
+    assert!(!ids.contains(&"nccl/unhandled-cuda-error"), "{ids:?}");
+    let r = errata_audit::audit("nvidia-nccl-cu12==2.21.5\n", &entries(), false);
+    assert!(r.findings.is_empty(), "{r:#?}");
+}
