@@ -18,7 +18,7 @@ pub mod version;
 
 use std::collections::BTreeMap;
 
-use errata_consumer::Entry;
+use errata_consumer::{Entry, Index};
 use serde::Serialize;
 
 pub use facts::Facts;
@@ -96,9 +96,23 @@ fn derive(f: &mut Facts) -> BTreeMap<&'static str, String> {
     out
 }
 
-/// Audits the environment `text` describes against `entries`' `affects`. `zh` picks the
-/// language of notes and fixes.
-pub fn audit(text: &str, entries: &[Entry], zh: bool) -> Report {
+/// The entry's first workaround as written (an entry puts the fix for the common case
+/// first), in the language asked for.
+fn first_fix(e: &Entry, zh: bool) -> String {
+    match (zh, e.workarounds_zh.first(), e.workarounds.first()) {
+        (true, Some(z), _) if !z.is_empty() => z.clone(),
+        (_, _, Some(w)) => w.action.clone(),
+        _ => String::new(),
+    }
+}
+
+/// Audits the environment `text` describes against the `affects` of `index`'s entries,
+/// and names the known errors the reports themselves show (`nvidia-smi` failing with
+/// `Driver/library version mismatch`, PyTorch's warning that the GPU is not supported):
+/// such a finding's `because` is `{"report_line": …}`. `zh` picks the language of notes
+/// and fixes.
+pub fn audit(text: &str, index: &Index, zh: bool) -> Report {
+    let entries = index.entries();
     let mut f = facts::read(text);
     let derived = derive(&mut f);
     let mut values: BTreeMap<String, Vec<String>> = f
@@ -136,16 +150,36 @@ pub fn audit(text: &str, entries: &[Entry], zh: bool) -> Report {
                 } else {
                     a.note.clone()
                 },
-                // The entry's first workaround as written (an entry puts the fix for
-                // the common case first), in the language asked for.
-                fix: match (zh, e.workarounds_zh.first(), e.workarounds.first()) {
-                    (true, Some(z), _) if !z.is_empty() => z.clone(),
-                    (_, _, Some(w)) => w.action.clone(),
-                    _ => String::new(),
-                },
+                fix: first_fix(e, zh),
             });
             break;
         }
+    }
+    // What the reports show outright: each known error once, unless a condition already
+    // named its entry.
+    for found in index.match_text(text) {
+        let e = found.entry;
+        if findings.iter().any(|f: &Finding| f.id == e.id) {
+            continue;
+        }
+        let line = found.text.trim();
+        findings.push(Finding {
+            id: e.id.clone(),
+            because: BTreeMap::from([(
+                "report_line".to_string(),
+                line.chars().take(200).collect(),
+            )]),
+            severity: "error".into(),
+            note: if zh {
+                format!(
+                    "报告中已出现此错误：{}",
+                    e.signature(errata_consumer::Lang::Zh)
+                )
+            } else {
+                format!("The report itself shows this error: {}", e.signature)
+            },
+            fix: first_fix(e, zh),
+        });
     }
     findings.sort_by(|a, b| a.id.cmp(&b.id));
     let mut facts: BTreeMap<String, serde_json::Value> = match serde_json::to_value(&f) {

@@ -10,12 +10,15 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn entries() -> Vec<Entry> {
+fn entries() -> errata_consumer::Index {
     let kb = errata_load::KnowledgeBase::load(&repo().join("data")).expect("data/");
-    kb.entries
+    let mut entries: Vec<Entry> = kb
+        .entries
         .iter()
         .filter_map(|d| Entry::from_value(d.value()).ok())
-        .collect()
+        .collect();
+    entries.sort_by(|a, b| a.id.cmp(&b.id));
+    errata_consumer::Index::new(entries).expect("index")
 }
 
 fn audit(file: &str) -> errata_audit::Report {
@@ -168,4 +171,31 @@ fn a_component_inside_a_known_bad_range_is_a_warning() {
     assert!(!ids.contains(&"nccl/unhandled-cuda-error"), "{ids:?}");
     let r = errata_audit::audit("nvidia-nccl-cu12==2.21.5\n", &entries(), false);
     assert!(r.findings.is_empty(), "{r:#?}");
+}
+
+#[test]
+fn an_error_the_report_itself_shows_is_a_finding() {
+    // The user pasted PyTorch's error with their nvidia-smi header: the error is named
+    // from the report's own line even though no torch version is given.
+    let r = audit("error_driver_too_old_11040_nvidia_smi_470_86.txt");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.id == "pytorch/driver-too-old")
+        .unwrap_or_else(|| panic!("{r:#?}"));
+    assert!(
+        f.because
+            .get("report_line")
+            .is_some_and(|l| l.contains("too old")),
+        "{f:#?}"
+    );
+    // nvidia-smi itself failing, as users paste it (tinygrad/open-gpu-kernel-modules#47):
+    // the driver and its user-space library disagree.
+    let r = errata_audit::audit(
+        "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124\n",
+        &entries(),
+        false,
+    );
+    let ids: Vec<&str> = r.findings.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["driver/nvml-version-mismatch"], "{r:#?}");
 }

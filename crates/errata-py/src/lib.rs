@@ -479,7 +479,7 @@ impl Bundle {
                 )));
             }
         };
-        let result = errata_audit::audit(report, self.inner.index().entries(), zh);
+        let result = errata_audit::audit(report, self.inner.index(), zh);
         let value =
             serde_json::to_value(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
         json_to_py(py, &value)

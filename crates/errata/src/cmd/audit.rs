@@ -93,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let knowledge = super::common::Knowledge::load(args.bundle.as_deref(), args.data)?;
     let zh = args.lang == "zh";
-    let report = errata_audit::audit(&text, knowledge.index().entries(), zh);
+    let report = errata_audit::audit(&text, knowledge.index(), zh);
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => writeln!(out, "{}", serde_json::to_string(&report)?)?,

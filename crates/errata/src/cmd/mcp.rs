@@ -400,11 +400,8 @@ impl Server {
                 None,
             ));
         }
-        let report = errata_audit::audit(
-            &args.report,
-            self.bundle.index().entries(),
-            matches!(lang, Lang::Zh),
-        );
+        let report =
+            errata_audit::audit(&args.report, self.bundle.index(), matches!(lang, Lang::Zh));
         let value = serde_json::to_value(&report)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         json_result(&value)
