@@ -211,7 +211,14 @@ impl Index {
             match self.pattern_of(m.pattern) {
                 PatternOf::Entry(_) => Some(m),
                 PatternOf::Number(number) => {
-                    (!others().any(|o| o.pattern == number.entry)).then_some(m)
+                    // Its entry matched by its own words, or by an earlier number
+                    // pattern of the same value (the phrase and glog's check).
+                    let before = matches[..i].iter().rev().take_while(same_line);
+                    let said = others().any(|o| o.pattern == number.entry)
+                        || before.into_iter().any(|o| {
+                            matches!(self.pattern_of(o.pattern), PatternOf::Number(n) if n.entry == number.entry)
+                        });
+                    (!said).then_some(m)
                 }
                 PatternOf::XidLine => {
                     let documented = std::str::from_utf8(&chunk[m.span.clone()])

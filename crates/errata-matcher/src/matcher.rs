@@ -106,8 +106,9 @@ struct Compiled {
     chunk_regex: Option<Regex>,
     specificity: u32,
     alias_specificity: Vec<u32>,
-    /// Literal sets that must each also occur in the line (ASCII lower-cased).
-    confirm: Vec<LiteralSet>,
+    /// Literal sets that must each also occur in the line (ASCII lower-cased), each
+    /// literal's searcher built once here rather than at every line it is looked for in.
+    confirm: Vec<Vec<memchr::memmem::Finder<'static>>>,
 }
 
 /// A compiled set of patterns. Cheap to share between threads (`Sync`).
@@ -219,7 +220,14 @@ impl Matcher {
                     unfiltered_src.push(source);
                 }
             }
-            let confirm: Vec<LiteralSet> = sets.take(MAX_CONFIRM_SETS).collect();
+            let confirm: Vec<Vec<memchr::memmem::Finder<'static>>> = sets
+                .take(MAX_CONFIRM_SETS)
+                .map(|set| {
+                    set.iter()
+                        .map(|lit| memchr::memmem::Finder::new(lit).into_owned())
+                        .collect()
+                })
+                .collect();
             let mut alias_specificity = Vec::with_capacity(pattern.aliases.len());
             for (a, alias) in pattern.aliases.iter().enumerate() {
                 // An alias widens what finds the entry; it never makes the entry more
@@ -616,14 +624,13 @@ struct LoweredLine {
 }
 
 impl LoweredLine {
-    fn contains_any(&mut self, line: &[u8], set: &LiteralSet) -> bool {
+    fn contains_any(&mut self, line: &[u8], set: &[memchr::memmem::Finder<'static>]) -> bool {
         if !self.ready {
             self.text.clear();
             self.text.extend(line.iter().map(u8::to_ascii_lowercase));
             self.ready = true;
         }
-        set.iter()
-            .any(|lit| memchr::memmem::find(&self.text, lit).is_some())
+        set.iter().any(|lit| lit.find(&self.text).is_some())
     }
 }
 
