@@ -81,7 +81,8 @@ def main():
     print(f"scan() throughput        {mib / py_scan:8.1f} MiB/s  ({mib:.0f} MiB log, {found} matches, default threads)")
     print(f"CLI match, 1 thread      {mib / cli_1:8.1f} MiB/s  (baseline, same log, same knowledge base)")
     print(f"CLI match, {min(cores, 8)} threads     {mib / cli_n:8.1f} MiB/s")
-    print(f"scan()/CLI (same threads) = {cli_n / py_scan:.2f}x throughput")
+    ratio = cli_n / py_scan
+    print(f"scan()/CLI (same threads) = {ratio:.2f}x throughput  (target: within 10%, >= 0.90x  -> {'met' if ratio >= 0.90 else 'NOT met'})")
     print(f"wheel                    {os.path.getsize(a.wheel) / 2**20:8.1f} MiB  ({os.path.basename(a.wheel)})")
 
 
