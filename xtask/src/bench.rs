@@ -155,8 +155,43 @@ impl Measured {
     }
 }
 
-/// Runs a command (stdout discarded, stderr kept) and measures it.
+/// Runs a command (stdout discarded, stderr kept) and measures it. The peak RSS comes
+/// from `/usr/bin/time` where it exists: Linux carries a process's high-water mark across
+/// `exec` from the address space it replaced, so a child of this (large) process would
+/// report this process's peak as its own.
 pub(crate) fn measure(cmd: &mut Command) -> Result<Measured> {
+    let time = Path::new("/usr/bin/time");
+    if time.exists() {
+        let rss_file = tempfile::NamedTempFile::new()?;
+        let mut wrapped = Command::new(time);
+        wrapped
+            .args(["-f", "%M", "-o"])
+            .arg(rss_file.path())
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        if let Some(dir) = cmd.get_current_dir() {
+            wrapped.current_dir(dir);
+        }
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => wrapped.env(k, v),
+                None => wrapped.env_remove(k),
+            };
+        }
+        let mut m = measure_direct(&mut wrapped)?;
+        let kb: u64 = std::fs::read_to_string(rss_file.path())?
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or(0);
+        m.rss = kb * 1024;
+        return Ok(m);
+    }
+    measure_direct(cmd)
+}
+
+/// [`measure`] without `/usr/bin/time`: the RSS is wait4's.
+fn measure_direct(cmd: &mut Command) -> Result<Measured> {
     // A file, not a pipe: nothing has to drain it while we wait.
     let mut stderr_file = tempfile::tempfile().context("a temporary file for stderr")?;
     let start = Instant::now();
