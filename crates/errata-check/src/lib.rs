@@ -56,9 +56,28 @@ impl Default for CheckOptions {
 /// Checks the whole knowledge base: load diagnostics plus every rule, with severity
 /// overrides applied, resolved to line:column and sorted.
 pub fn check(kb: &KnowledgeBase, options: &CheckOptions) -> Vec<Diagnostic> {
+    check_inner(kb, options, None)
+}
+
+/// [`check`], also returning the time each rule took, summed over files and threads
+/// (`(rule, nanoseconds)`, the costliest first): `errata check --timings`.
+pub fn check_timed(
+    kb: &KnowledgeBase,
+    options: &CheckOptions,
+) -> (Vec<Diagnostic>, Vec<(String, u64)>) {
+    let mut times = rules::RuleTimes::new();
+    let diagnostics = check_inner(kb, options, Some(&mut times));
+    (diagnostics, times.sorted())
+}
+
+fn check_inner(
+    kb: &KnowledgeBase,
+    options: &CheckOptions,
+    times: Option<&mut rules::RuleTimes>,
+) -> Vec<Diagnostic> {
     let cx = context::Ctx::new(kb, options.today);
     let mut diagnostics = kb.diagnostics.clone();
-    diagnostics.extend(rules::run_all(&cx));
+    diagnostics.extend(rules::run_all(&cx, times));
     diagnostics.retain_mut(|d| match options.overrides.get(d.rule) {
         Some(RuleLevel::Allow) => false,
         Some(RuleLevel::Error) => {

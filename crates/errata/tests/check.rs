@@ -200,6 +200,16 @@ fn bundled_data_is_clean() {
         stderr.contains("timing: load") && stderr.contains(" files), check "),
         "{stderr}"
     );
+    // And the ten costliest rules, each named with what it ran on.
+    let rules: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("timing:   "))
+        .collect();
+    assert_eq!(rules.len(), 10, "{stderr}");
+    assert!(
+        rules.iter().any(|l| l.contains("schema (entries)")),
+        "{stderr}"
+    );
 }
 
 #[test]

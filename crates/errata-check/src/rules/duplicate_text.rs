@@ -28,33 +28,48 @@ const MIN_WORDS: usize = 6;
 const MIN_HAN: usize = 12;
 
 pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
-    // Normalised sentence -> where it occurs: (entry index, field pointer), in order.
-    let mut places: HashMap<String, Vec<(usize, String)>> = HashMap::new();
-    for (i, doc) in cx.kb.entries.iter().enumerate() {
-        let Some(e) = &doc.entry else { continue };
-        for (pointer, text) in prose_fields(e) {
-            for sentence in sentences(text) {
-                places
-                    .entry(sentence)
-                    .or_default()
-                    .push((i, pointer.clone()));
-            }
+    use rayon::prelude::*;
+    // Each entry's sentences, split and normalised on every core (the costly part), as
+    // (sentence, index of the field in `prose_fields`).
+    let per_entry: Vec<Vec<(String, usize)>> = cx
+        .kb
+        .entries
+        .par_iter()
+        .map(|doc| {
+            let Some(e) = &doc.entry else {
+                return Vec::new();
+            };
+            prose_fields(e)
+                .into_iter()
+                .enumerate()
+                .flat_map(|(f, (_, text))| sentences(text).into_iter().map(move |s| (s, f)))
+                .collect()
+        })
+        .collect();
+    // Normalised sentence -> where it occurs: (entry index, field index), in order.
+    let mut places: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+    for (i, sentences) in per_entry.into_iter().enumerate() {
+        for (sentence, f) in sentences {
+            places.entry(sentence).or_default().push((i, f));
         }
     }
     // Each field that shares a sentence with another entry, naming the first other entry
     // (several shared sentences of one field with one entry are one finding). Every
     // copy is reported, not only the later one: either may be the file that changed.
-    let mut found: BTreeSet<(usize, String, usize)> = BTreeSet::new();
+    let mut found: BTreeSet<(usize, usize, usize)> = BTreeSet::new();
     for list in places.values() {
-        for (i, pointer) in list {
+        if list.len() < 2 {
+            continue;
+        }
+        for (i, f) in list {
             if let Some((other, _)) = list.iter().find(|(j, _)| j != i) {
-                found.insert((*i, pointer.clone(), *other));
+                found.insert((*i, *f, *other));
             }
         }
     }
-    let mut reported: BTreeSet<(usize, &str)> = BTreeSet::new();
-    for (i, pointer, other) in &found {
-        if !reported.insert((*i, pointer.as_str())) {
+    let mut reported: BTreeSet<(usize, usize)> = BTreeSet::new();
+    for (i, f, other) in &found {
+        if !reported.insert((*i, *f)) {
             continue;
         }
         let (Some(doc), Some(original)) =
@@ -62,11 +77,19 @@ pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
         else {
             continue;
         };
+        let Some(pointer) = doc
+            .entry
+            .as_ref()
+            .and_then(|e| prose_fields(e).into_iter().nth(*f))
+            .map(|(p, _)| p)
+        else {
+            continue;
+        };
         out.push(
             diag(
                 RULE,
                 &doc.path,
-                Anchor::Value(pointer.clone()),
+                Anchor::Value(pointer),
                 format!("a sentence here is also in `{}`", original.id),
             )
             .with_help("write what is specific to this error (which call returns it, when, and what to do) instead of reusing another entry's text"),

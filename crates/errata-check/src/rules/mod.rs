@@ -96,55 +96,55 @@ type EntryRule = fn(&Ctx<'_>, &EntryInput<'_>, &mut Vec<Diagnostic>);
 type ArticleRule = fn(&Ctx<'_>, &ArticleDoc, &mut Vec<Diagnostic>);
 type CorpusRule = fn(&Ctx<'_>, &mut Vec<Diagnostic>);
 
-const ENTRY_RULES: &[EntryRule] = &[
-    schema::entry,
-    id_path_mismatch::entry,
-    date_format::entry,
-    date_order::entry,
-    date_in_future::entry,
-    rate_range::entry,
-    rate_basis_missing::entry,
-    rate_basis_mismatch::entry,
-    empty_dead_end_action::entry,
-    empty_field::entry,
-    zh_missing::entry,
-    zh_untranslated::entry,
-    zh_count_mismatch::entry,
-    regex_invalid::entry,
-    regex_no_match::entry,
-    unsafe_url::entry,
-    error_code_unknown::entry,
-    error_string_mismatch::entry,
-    mojibake::entry,
-    redundant_how::entry,
-    evidence_mismatch::entry,
-    tier_unsupported::entry,
-    stale::entry,
-    snippet_annotation::entry,
+const ENTRY_RULES: &[(&str, EntryRule)] = &[
+    ("schema", schema::entry),
+    ("id-path-mismatch", id_path_mismatch::entry),
+    ("date-format", date_format::entry),
+    ("date-order", date_order::entry),
+    ("date-in-future", date_in_future::entry),
+    ("rate-range", rate_range::entry),
+    ("rate-basis-missing", rate_basis_missing::entry),
+    ("rate-basis-mismatch", rate_basis_mismatch::entry),
+    ("empty-dead-end-action", empty_dead_end_action::entry),
+    ("empty-field", empty_field::entry),
+    ("zh-missing", zh_missing::entry),
+    ("zh-untranslated", zh_untranslated::entry),
+    ("zh-count-mismatch", zh_count_mismatch::entry),
+    ("regex-invalid", regex_invalid::entry),
+    ("regex-no-match", regex_no_match::entry),
+    ("unsafe-url", unsafe_url::entry),
+    ("error-code-unknown", error_code_unknown::entry),
+    ("error-string-mismatch", error_string_mismatch::entry),
+    ("mojibake", mojibake::entry),
+    ("redundant-how", redundant_how::entry),
+    ("evidence-mismatch", evidence_mismatch::entry),
+    ("tier-unsupported", tier_unsupported::entry),
+    ("stale", stale::entry),
+    ("snippet-annotation", snippet_annotation::entry),
 ];
 
-const ARTICLE_RULES: &[ArticleRule] = &[
-    frontmatter::article,
-    id_path_mismatch::article,
-    broken_link::article,
-    code_block_no_lang::article,
-    snippet_annotation::article,
-    heading_skip::article,
-    date_format::article,
-    date_in_future::article,
-    mojibake::article,
-    unsafe_url::article,
-    unknown_reference::article,
-    translation_outdated::article,
+const ARTICLE_RULES: &[(&str, ArticleRule)] = &[
+    ("frontmatter", frontmatter::article),
+    ("id-path-mismatch", id_path_mismatch::article),
+    ("broken-link", broken_link::article),
+    ("code-block-no-lang", code_block_no_lang::article),
+    ("snippet-annotation", snippet_annotation::article),
+    ("heading-skip", heading_skip::article),
+    ("date-format", date_format::article),
+    ("date-in-future", date_in_future::article),
+    ("mojibake", mojibake::article),
+    ("unsafe-url", unsafe_url::article),
+    ("unknown-reference", unknown_reference::article),
+    ("translation-outdated", translation_outdated::article),
 ];
 
-const CORPUS_RULES: &[CorpusRule] = &[
-    duplicate_id::corpus,
-    unknown_reference::corpus,
-    asymmetric_edge::corpus,
-    regex_overlap::corpus,
-    duplicate_text::corpus,
-    outcome_invalid::corpus,
+const CORPUS_RULES: &[(&str, CorpusRule)] = &[
+    ("duplicate-id", duplicate_id::corpus),
+    ("unknown-reference", unknown_reference::corpus),
+    ("asymmetric-edge", asymmetric_edge::corpus),
+    ("regex-overlap", regex_overlap::corpus),
+    ("duplicate-text", duplicate_text::corpus),
+    ("outcome-invalid", outcome_invalid::corpus),
 ];
 
 /// Rules whose verdict on a file depends on other files: the corpus rules above, plus
@@ -162,28 +162,96 @@ pub const CROSS_FILE_RULES: &[&str] = &[
     "translation-outdated",
 ];
 
-pub(crate) fn run_all(cx: &Ctx<'_>) -> Vec<Diagnostic> {
+/// Time spent in each rule, summed over every file and thread (`errata check
+/// --timings`): what to profile first.
+#[derive(Default)]
+pub(crate) struct RuleTimes {
+    entry: Vec<std::sync::atomic::AtomicU64>,
+    article: Vec<std::sync::atomic::AtomicU64>,
+    corpus: Vec<u64>,
+}
+
+impl RuleTimes {
+    pub(crate) fn new() -> RuleTimes {
+        let zeros = |n: usize| {
+            (0..n)
+                .map(|_| std::sync::atomic::AtomicU64::new(0))
+                .collect()
+        };
+        RuleTimes {
+            entry: zeros(ENTRY_RULES.len()),
+            article: zeros(ARTICLE_RULES.len()),
+            corpus: vec![0; CORPUS_RULES.len()],
+        }
+    }
+
+    /// `(rule, nanoseconds)`, the costliest first; a rule id that runs per entry and per
+    /// article is listed once per kind (`unsafe-url (entries)`).
+    pub(crate) fn sorted(&self) -> Vec<(String, u64)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut out: Vec<(String, u64)> = ENTRY_RULES
+            .iter()
+            .zip(&self.entry)
+            .map(|((n, _), t)| (format!("{n} (entries)"), t.load(Relaxed)))
+            .chain(
+                ARTICLE_RULES
+                    .iter()
+                    .zip(&self.article)
+                    .map(|((n, _), t)| (format!("{n} (articles)"), t.load(Relaxed))),
+            )
+            .chain(
+                CORPUS_RULES
+                    .iter()
+                    .zip(&self.corpus)
+                    .map(|((n, _), t)| (format!("{n} (corpus)"), *t)),
+            )
+            .collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+}
+
+/// Runs `f`, adding its time to `slot` when timings are wanted.
+fn timed<T>(slot: Option<&std::sync::atomic::AtomicU64>, f: impl FnOnce() -> T) -> T {
+    match slot {
+        None => f(),
+        Some(slot) => {
+            let start = std::time::Instant::now();
+            let out = f();
+            let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            slot.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+            out
+        }
+    }
+}
+
+pub(crate) fn run_all(cx: &Ctx<'_>, mut times: Option<&mut RuleTimes>) -> Vec<Diagnostic> {
+    let shared = times.as_deref();
     let per_entry = cx.kb.entries.par_iter().flat_map_iter(|doc| {
         let input = EntryInput {
             doc,
             value: doc.value(),
         };
         let mut out = Vec::new();
-        for rule in ENTRY_RULES {
-            rule(cx, &input, &mut out);
+        for (i, (_, rule)) in ENTRY_RULES.iter().enumerate() {
+            timed(shared.map(|t| &t.entry[i]), || rule(cx, &input, &mut out));
         }
         out
     });
     let per_article = cx.kb.articles.par_iter().flat_map_iter(|doc| {
         let mut out = Vec::new();
-        for rule in ARTICLE_RULES {
-            rule(cx, doc, &mut out);
+        for (i, (_, rule)) in ARTICLE_RULES.iter().enumerate() {
+            timed(shared.map(|t| &t.article[i]), || rule(cx, doc, &mut out));
         }
         out
     });
     let mut all: Vec<Diagnostic> = per_entry.chain(per_article).collect();
-    for rule in CORPUS_RULES {
+    for (i, (_, rule)) in CORPUS_RULES.iter().enumerate() {
+        let start = std::time::Instant::now();
         rule(cx, &mut all);
+        if let Some(t) = times.as_deref_mut() {
+            t.corpus[i] = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        }
     }
     all
 }

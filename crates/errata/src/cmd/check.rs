@@ -27,7 +27,8 @@ pub struct Args {
     /// Treat warnings as errors (exit 1 when any is found).
     #[arg(long)]
     pub deny_warnings: bool,
-    /// Print how long loading, checking and reporting took (on standard error).
+    /// Print how long loading, checking and reporting took, and the ten costliest rules
+    /// (time summed over files and threads), on standard error.
     #[arg(long)]
     pub timings: bool,
     /// Check only the files of the data directory that differ from REV (git), with
@@ -68,7 +69,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         overrides: config.rules.clone(),
     };
     let loaded = started.elapsed();
-    let mut diagnostics = errata_check::check(&kb, &options);
+    let (mut diagnostics, rule_times) = if args.timings {
+        errata_check::check_timed(&kb, &options)
+    } else {
+        (errata_check::check(&kb, &options), Vec::new())
+    };
     let checked = started.elapsed();
     let mut files = kb.sources().len()
         + kb.diagnostics
@@ -99,6 +104,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             ms(checked - loaded),
             ms(started.elapsed() - checked)
         );
+        for (rule, ns) in rule_times.iter().take(10) {
+            eprintln!("timing:   {rule:<36} {:>9.1} ms", *ns as f64 / 1e6);
+        }
     }
     let failing = diagnostics
         .iter()
