@@ -235,7 +235,7 @@ pub struct Hit {
     title: String,
     /// An article's member in the bundle (`articles/cuda/x.md`); `None` for entries.
     path: Option<String>,
-    /// BM25: lower is better.
+    /// 0–1, higher better: 1 for the entry that recognises the query itself.
     score: f64,
 }
 
@@ -500,7 +500,7 @@ impl Bundle {
     fn search(&self, py: Python<'_>, query: &str, lang: &str, limit: usize) -> PyResult<Vec<Hit>> {
         let lang = lang_of(lang)?;
         let hits = py
-            .detach(|| self.search.search(query, lang, limit))
+            .detach(|| self.search.search(self.inner.index(), query, lang, limit))
             .map_err(|e| BundleError::new_err(e.to_string()))?;
         Ok(hits
             .into_iter()

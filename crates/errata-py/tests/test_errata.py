@@ -277,3 +277,23 @@ def test_audit_finds_the_known_bad_environment_and_stays_quiet_on_a_good_one():
     assert errata.audit(good)["findings"] == []
     with pytest.raises(ValueError):
         errata.audit(good, lang="fr")
+
+
+def test_pasting_any_entrys_own_message_ranks_that_entry_first():
+    import glob
+
+    wrong = []
+    for path in sorted(glob.glob(os.path.join(REPO, "data", "signatures", "*", "*.json"))):
+        with open(path, encoding="utf-8") as f:
+            e = json.load(f)
+        for lang, text in (("en", e["signature"]), ("zh", e["signature_zh"])):
+            hits = errata.search(text, lang=lang, limit=3)
+            if not hits or hits[0].id != e["id"]:
+                wrong.append((lang, e["id"], [h.id for h in hits]))
+            assert all(0.0 <= h.score <= 1.0 for h in hits)
+            assert hits == sorted(hits, key=lambda h: -h.score)
+    assert wrong == [], wrong[:10]
+    # A recognised message scores 1; word matches stay below 0.9.
+    hits = errata.search("RuntimeError: CUDA error: an illegal memory access was encountered", limit=5)
+    assert hits[0].id == "cuda/illegal-memory-access" and hits[0].score == 1.0
+    assert all(h.score < 0.9 for h in errata.search("sticky errors restart", limit=20))

@@ -8,7 +8,13 @@
 //!
 //! A user's query is never passed to FTS5 as query syntax: every word becomes a quoted
 //! phrase (English words as prefixes), so `"`, `*`, `NEAR` or `)` in a pasted error
-//! message cannot make the search fail. Results are ordered by BM25, then by id, so the
+//! message cannot make the search fail.
+//!
+//! One ranking, the site's: an entry whose signature is the pasted text, then those
+//! whose regex or alias recognises it, come first (the matcher's own order among several), then the full-text
+//! hits by BM25. Scores are 0–1, higher better: a recognised entry scores 1 (then 0.99,
+//! 0.98 … in the matcher's order), a full-text hit `0.9·b/(1+b)` for its BM25 magnitude
+//! `b`, so no word match outranks a recognised message. Ties go by kind and id, so the
 //! same query on the same bundle gives the same answer.
 
 use std::sync::Mutex;
@@ -42,7 +48,8 @@ pub struct Hit {
     /// The bundle member of an article (`articles/cuda/x.zh.md`); `None` for entries.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// BM25 score: lower is better.
+    /// 0–1, higher better: 1 for the entry that recognises the query itself, below 0.9
+    /// for word matches (see the crate documentation).
     pub score: f64,
 }
 
@@ -119,9 +126,76 @@ impl SearchIndex {
         })
     }
 
-    /// Entries and articles that contain every word of `query`, best first, at most
-    /// `limit` of them. An empty query finds nothing.
-    pub fn search(&self, query: &str, lang: Lang, limit: usize) -> Result<Vec<Hit>, Error> {
+    /// Entries and articles for `query`, best first, at most `limit`: the entries of
+    /// `index` that recognise the query (a pasted error message), then those and the
+    /// articles containing every word of it. An empty query finds nothing.
+    pub fn search(
+        &self,
+        index: &errata_consumer::Index,
+        query: &str,
+        lang: Lang,
+        limit: usize,
+    ) -> Result<Vec<Hit>, Error> {
+        if query.trim().is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut hits: Vec<Hit> = Vec::new();
+        // The signature itself, in the language searched (a Chinese signature is not
+        // what the entries' regexes recognise), then what the regexes recognise.
+        let normal = |t: &str| {
+            t.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase()
+        };
+        let wanted = normal(query);
+        for e in index.entries() {
+            if normal(e.signature(lang)) == wanted {
+                hits.push(Hit {
+                    kind: Kind::Entry,
+                    id: e.id.clone(),
+                    title: e.signature(lang).to_string(),
+                    path: None,
+                    score: 1.0,
+                });
+            }
+        }
+        for found in index.match_text(query) {
+            if hits.iter().any(|h| h.id == found.entry.id) || found.entry.catalog_source().is_some()
+            {
+                continue;
+            }
+            let rank = hits.len() as f64;
+            // Below an exact signature, in the matcher's order.
+            hits.push(Hit {
+                kind: Kind::Entry,
+                id: found.entry.id.clone(),
+                title: found.entry.signature(lang).to_string(),
+                path: None,
+                score: (1.0 - rank / 100.0).max(0.91),
+            });
+        }
+        for hit in self.words(query, lang, limit)? {
+            if hit.kind == Kind::Entry
+                && hits.iter().any(|h| h.kind == Kind::Entry && h.id == hit.id)
+            {
+                continue;
+            }
+            hits.push(hit);
+        }
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| (a.kind as u8).cmp(&(b.kind as u8)))
+                .then_with(|| a.id.cmp(&b.id))
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        hits.truncate(limit);
+        Ok(hits)
+    }
+
+    /// Entries and articles that contain every word of `query`, by BM25, scored 0–0.9.
+    fn words(&self, query: &str, lang: Lang, limit: usize) -> Result<Vec<Hit>, Error> {
         let fts = match lang {
             Lang::En => en_query(query),
             Lang::Zh => zh_query(query),
@@ -174,16 +248,12 @@ impl SearchIndex {
         for row in rows {
             hits.push(row?);
         }
-        // One ranking across both tables (BM25 scores of one query are comparable
-        // enough to interleave), ties broken by kind and id for a stable answer.
-        hits.sort_by(|a, b| {
-            a.score
-                .total_cmp(&b.score)
-                .then_with(|| (a.kind as u8).cmp(&(b.kind as u8)))
-                .then_with(|| a.id.cmp(&b.id))
-                .then_with(|| a.path.cmp(&b.path))
-        });
-        hits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        // BM25 (negative, lower better) as 0–0.9, higher better; one ranking across
+        // both tables (BM25 scores of one query are comparable enough to interleave).
+        for h in &mut hits {
+            let b = h.score.abs();
+            h.score = 0.9 * b / (1.0 + b);
+        }
         Ok(hits)
     }
 }

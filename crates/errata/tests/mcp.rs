@@ -147,6 +147,10 @@ fn assert_answers(d: &serde_json::Value, outcomes: &std::path::Path) {
 
     let hits = tool_json(&d["search"]);
     assert_eq!(hits[0]["id"], "cuda/misaligned-address", "{hits}");
+    // A pasted message: the entry that recognises it first, scored 1.
+    let pasted = tool_json(&d["search_pasted"]);
+    assert_eq!(pasted[0]["id"], "cuda/illegal-memory-access", "{pasted}");
+    assert_eq!(pasted[0]["score"], 1.0, "{pasted}");
     assert!(hits.as_array().unwrap().len() <= 5);
     let zh_hits = tool_json(&d["search_zh"]);
     assert!(

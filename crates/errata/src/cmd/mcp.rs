@@ -448,7 +448,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Full-text search over the knowledge base's entries and articles (English, or Chinese with lang=zh). Returns ids and titles, best first; fetch an entry with get_entry.",
+        description = "Search the knowledge base's entries and articles (English, or Chinese with lang=zh): a pasted error message ranks the entry that recognises it first (score 1), then word matches (scores below 0.9). Returns ids, titles and scores 0-1, best first; fetch an entry with get_entry.",
         annotations(
             title = "Search the knowledge base",
             read_only_hint = true,
@@ -469,7 +469,7 @@ impl Server {
         }
         let hits = self
             .search
-            .search(&args.query, lang, limit as usize)
+            .search(self.bundle.index(), &args.query, lang, limit as usize)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let value = serde_json::to_value(&hits)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;

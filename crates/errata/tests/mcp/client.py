@@ -66,6 +66,9 @@ async def main():
             out["match_big"] = await call(session, "match_error", {"text": "\n".join(lines)})
             out["entry"] = await call(session, "get_entry", {"id": "cuda/misaligned-address"})
             out["search"] = await call(session, "search", {"query": "misaligned address", "limit": 5})
+            out["search_pasted"] = await call(
+                session, "search", {"query": "RuntimeError: CUDA error: an illegal memory access was encountered"}
+            )
             out["search_zh"] = await call(session, "search", {"query": "非法内存访问", "lang": "zh"})
             out["search_syntax"] = await call(session, "search", {"query": '"NEAR( * OR'})
             out["decode"] = await call(session, "decode", {"value": "13"})
