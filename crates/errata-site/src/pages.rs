@@ -264,7 +264,8 @@ struct EntryView<'v> {
 #[derive(Serialize)]
 struct AffectView<'v> {
     when: Vec<ConditionView<'v>>,
-    note: &'v str,
+    /// HTML: escaped text with its `code spans` as `<code>`.
+    note: String,
 }
 
 /// One fact and its condition (`torch_cuda none`).
@@ -600,11 +601,11 @@ impl<'a> Ctx<'a> {
                         .iter()
                         .map(|(fact, condition)| ConditionView { fact, condition })
                         .collect(),
-                    note: if zh && !a.note_zh.is_empty() {
+                    note: markdown::inline_code(if zh && !a.note_zh.is_empty() {
                         &a.note_zh
                     } else {
                         &a.note
-                    },
+                    }),
                 })
                 .collect(),
             operator_action: {
