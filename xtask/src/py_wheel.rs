@@ -4,7 +4,10 @@
 //! 1. `errata bundle` writes the bundle of `data/` (checked first: data with errors is
 //!    never shipped) into a scratch directory, and the `.tar.gz` alone is copied into
 //!    `crates/errata-py/python/errata/data/` (ignored by git), replacing what was there.
-//! 2. `python3 -m maturin build --release` builds the wheel into `DIR` (default
+//! 2. The release `errata` binary that wrote it, stripped, is copied into
+//!    `crates/errata-py/python/errata/bin/` (ignored by git): the wheel's `errata`
+//!    command runs it, so `pipx install errata` gives the CLI too.
+//! 3. `python3 -m maturin build --release` builds the wheel into `DIR` (default
 //!    `target/wheels`), with its own target directory `target/py` (the extension module
 //!    is outside the workspace: it links against no libpython).
 //!
@@ -37,6 +40,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let package = root.join("crates/errata-py");
     let data = package.join("python/errata/data");
     write_bundle(&root, &data)?;
+    copy_binary(&root, &package.join("python/errata/bin"))?;
 
     let status = Command::new("python3")
         .args(["-m", "maturin", "build", "--release", "--out"])
@@ -48,6 +52,36 @@ pub fn run(args: &[String]) -> Result<()> {
         .context("cannot run `python3 -m maturin` (python3 -m pip install maturin)")?;
     ensure!(status.success(), "maturin build failed ({status})");
     println!("wheel in {}", out.display());
+    Ok(())
+}
+
+/// The release binary `write_bundle` ran, stripped of its line tables where `strip`
+/// exists (158 MB → 27 MB), alone in `dest` (emptied first), executable.
+fn copy_binary(root: &Path, dest: &Path) -> Result<()> {
+    let name = if cfg!(windows) { "errata.exe" } else { "errata" };
+    let built = root.join("target/release").join(name);
+    ensure!(built.is_file(), "{} is missing", built.display());
+    if dest.exists() {
+        std::fs::remove_dir_all(dest)
+            .with_context(|| format!("cannot empty {}", dest.display()))?;
+    }
+    std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
+    let target = dest.join(name);
+    let stripped = Command::new("strip")
+        .arg("-o")
+        .arg(&target)
+        .arg(&built)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !stripped {
+        std::fs::copy(&built, &target)
+            .with_context(|| format!("cannot copy {} into {}", built.display(), dest.display()))?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))?;
+    }
     Ok(())
 }
 

@@ -297,3 +297,20 @@ def test_pasting_any_entrys_own_message_ranks_that_entry_first():
     hits = errata.search("RuntimeError: CUDA error: an illegal memory access was encountered", limit=5)
     assert hits[0].id == "cuda/illegal-memory-access" and hits[0].score == 1.0
     assert all(h.score < 0.9 for h in errata.search("sticky errors restart", limit=20))
+
+
+def test_the_wheel_installs_the_errata_command(tmp_path):
+    # The console script sits beside the interpreter of the (clean) virtual environment
+    # the wheel was installed into; it runs from a directory with no data.
+    script = os.path.join(os.path.dirname(sys.executable), "errata")
+    assert os.path.isfile(script), script
+    out = subprocess.run([script, "--version"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("errata ") and "knowledge base" in out.stdout
+    log = tmp_path / "train.log"
+    log.write_text("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    out = subprocess.run([script, "match", str(log), "--format", "json"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert json.loads(out.stdout.splitlines()[0])["id"] == "cuda/illegal-memory-access"
+    out = subprocess.run([script, "decode", "--family", "nosuch", "1"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 2
