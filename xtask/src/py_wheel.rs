@@ -12,6 +12,7 @@
 //!    is outside the workspace: it links against no libpython).
 //!
 //! maturin comes from PyPI (`python3 -m pip install maturin`); `.ci/run` installs it.
+//! `PYTHON` names another interpreter (`.github/workflows/release.yml` on Windows).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,7 +43,9 @@ pub fn run(args: &[String]) -> Result<()> {
     write_bundle(&root, &data)?;
     copy_binary(&root, &package.join("python/errata/bin"))?;
 
-    let status = Command::new("python3")
+    // `PYTHON` names the interpreter where it is not `python3` (Windows: `python`).
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    let status = Command::new(&python)
         .args(["-m", "maturin", "build", "--release", "--out"])
         .arg(&out)
         .arg("--manifest-path")
