@@ -61,7 +61,11 @@ pub fn run(args: &[String]) -> Result<()> {
 /// The release binary `write_bundle` ran, stripped of its line tables where `strip`
 /// exists (158 MB → 27 MB), alone in `dest` (emptied first), executable.
 fn copy_binary(root: &Path, dest: &Path) -> Result<()> {
-    let name = if cfg!(windows) { "errata.exe" } else { "errata" };
+    let name = if cfg!(windows) {
+        "errata.exe"
+    } else {
+        "errata"
+    };
     let built = root.join("target/release").join(name);
     ensure!(built.is_file(), "{} is missing", built.display());
     if dest.exists() {
