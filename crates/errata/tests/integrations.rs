@@ -288,10 +288,129 @@ fn action_yml_declares_its_inputs_and_steps() {
     );
     assert_eq!(defaults.get("version").map(String::as_str), Some(""));
     let ids: Vec<&str> = steps.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["source", "cache", "install", "check"]);
-    let install = &steps[2].run;
+    assert_eq!(ids, ["source", "download", "cache", "install", "check"]);
+    let install = &steps[3].run;
     assert!(install.contains("cargo install --locked"), "{install}");
     assert!(install.contains("crates/errata"), "{install}");
+}
+
+/// The download step of `action.yml` as a bash script, with the runner's variables
+/// given here (`github.*` values replaced by `env`), in `home`. Returns its output,
+/// what it wrote to GITHUB_OUTPUT and to GITHUB_PATH.
+fn run_download(home: &Path, env: &[(&str, &str)]) -> (Output, String, String) {
+    let (inputs, steps) = action_steps();
+    let step = steps
+        .iter()
+        .find(|s| s.id == "download")
+        .expect("a step with id: download in action.yml");
+    let mut script = String::from("set -euo pipefail\n");
+    for (k, v) in &step.env {
+        let v = substitute(v, &inputs);
+        script += &format!("export {k}='{}'\n", v.replace('\'', r"'\''"));
+    }
+    for (k, v) in env {
+        script += &format!("export {k}='{v}'\n");
+    }
+    script += &step.run;
+    let (output, path) = (home.join("output"), home.join("path"));
+    let _ = std::fs::remove_file(&output);
+    let _ = std::fs::remove_file(&path);
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(home)
+        .env("HOME", home)
+        .env("RUNNER_TEMP", home.join("runner"))
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_PATH", &path)
+        .output()
+        .expect("bash");
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    (o, read(&output), read(&path))
+}
+
+/// The action downloads a release's binary for the runner and checks its SHA-256,
+/// tested against a local release directory laid out like GitHub's
+/// (`<base>/<tag>/errata-<tag>-<target>.tar.gz` and `.sha256`): a match installs it, a
+/// mismatch fails the step, and a tag or platform with no binary falls back to building.
+#[test]
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn action_downloads_a_release_binary_and_checks_its_checksum() {
+    let home = tempfile::tempdir().unwrap();
+    let releases = home.path().join("releases");
+    let name = "errata-v9.9.9-x86_64-unknown-linux-gnu";
+    let pkg = home.path().join("pkg").join(name);
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_errata"), pkg.join("errata")).unwrap();
+    std::fs::create_dir_all(releases.join("v9.9.9")).unwrap();
+    let asset = releases.join("v9.9.9").join(format!("{name}.tar.gz"));
+    let tar = Command::new("tar")
+        .arg("-C")
+        .arg(home.path().join("pkg"))
+        .arg("-czf")
+        .arg(&asset)
+        .arg(name)
+        .status()
+        .unwrap();
+    assert!(tar.success());
+    let sum = Command::new("sha256sum").arg(&asset).output().unwrap();
+    let sum_file = releases.join("v9.9.9").join(format!("{name}.tar.gz.sha256"));
+    std::fs::write(&sum_file, &sum.stdout).unwrap();
+    let base = format!("file://{}", releases.display());
+    let runner = [
+        ("RUNNER_OS", "Linux"),
+        ("RUNNER_ARCH", "X64"),
+        ("ERRATA_RELEASES", base.as_str()),
+    ];
+
+    let mut env = runner.to_vec();
+    env.push(("ACTION_REF", "v9.9.9"));
+    let (o, output, path) = run_download(home.path(), &env);
+    assert!(o.status.success(), "{}", out(&o));
+    assert_eq!(output.trim(), "ok=true", "{}", out(&o));
+    let installed = Path::new(path.trim()).join("errata");
+    let version = Command::new(&installed).arg("--version").output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&version.stdout).starts_with("errata "),
+        "{installed:?}"
+    );
+
+    // The `version` input names the tag as well.
+    let mut env = runner.to_vec();
+    env.extend([("ACTION_REF", "main"), ("VERSION", "v9.9.9")]);
+    let (o, output, _) = run_download(home.path(), &env);
+    assert_eq!(output.trim(), "ok=true", "{}", out(&o));
+
+    // A branch, a release without this platform, another platform: build instead.
+    for (os, arch, tag) in [
+        ("Linux", "X64", "main"),
+        ("Linux", "X64", "v9.9.8"),
+        ("Linux", "S390X", "v9.9.9"),
+    ] {
+        let env = [
+            ("RUNNER_OS", os),
+            ("RUNNER_ARCH", arch),
+            ("ERRATA_RELEASES", base.as_str()),
+            ("ACTION_REF", tag),
+        ];
+        let (o, output, path) = run_download(home.path(), &env);
+        assert!(o.status.success(), "{tag} {arch}: {}", out(&o));
+        assert_eq!(output.trim(), "ok=false", "{tag} {arch}: {}", out(&o));
+        assert!(path.is_empty());
+    }
+
+    // A binary that is not what the release published fails the step.
+    std::fs::write(
+        &sum_file,
+        format!("{}  {name}.tar.gz\n", "0".repeat(64)),
+    )
+    .unwrap();
+    let mut env = runner.to_vec();
+    env.push(("ACTION_REF", "v9.9.9"));
+    let (o, output, path) = run_download(home.path(), &env);
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("::error::"), "{}", out(&o));
+    assert!(output.is_empty() && path.is_empty());
 }
 
 #[test]
