@@ -354,7 +354,9 @@ fn action_downloads_a_release_binary_and_checks_its_checksum() {
         .unwrap();
     assert!(tar.success());
     let sum = Command::new("sha256sum").arg(&asset).output().unwrap();
-    let sum_file = releases.join("v9.9.9").join(format!("{name}.tar.gz.sha256"));
+    let sum_file = releases
+        .join("v9.9.9")
+        .join(format!("{name}.tar.gz.sha256"));
     std::fs::write(&sum_file, &sum.stdout).unwrap();
     let base = format!("file://{}", releases.display());
     let runner = [
@@ -400,16 +402,16 @@ fn action_downloads_a_release_binary_and_checks_its_checksum() {
     }
 
     // A binary that is not what the release published fails the step.
-    std::fs::write(
-        &sum_file,
-        format!("{}  {name}.tar.gz\n", "0".repeat(64)),
-    )
-    .unwrap();
+    std::fs::write(&sum_file, format!("{}  {name}.tar.gz\n", "0".repeat(64))).unwrap();
     let mut env = runner.to_vec();
     env.push(("ACTION_REF", "v9.9.9"));
     let (o, output, path) = run_download(home.path(), &env);
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("::error::"), "{}", out(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("::error::"),
+        "{}",
+        out(&o)
+    );
     assert!(output.is_empty() && path.is_empty());
 }
 
