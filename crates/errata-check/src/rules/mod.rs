@@ -169,6 +169,8 @@ pub(crate) struct RuleTimes {
     entry: Vec<std::sync::atomic::AtomicU64>,
     article: Vec<std::sync::atomic::AtomicU64>,
     corpus: Vec<u64>,
+    /// Building the shared context (`Ctx::new`: ids, the compiled regex matcher).
+    pub(crate) context: u64,
 }
 
 impl RuleTimes {
@@ -182,6 +184,7 @@ impl RuleTimes {
             entry: zeros(ENTRY_RULES.len()),
             article: zeros(ARTICLE_RULES.len()),
             corpus: vec![0; CORPUS_RULES.len()],
+            context: 0,
         }
     }
 
@@ -205,6 +208,10 @@ impl RuleTimes {
                     .zip(&self.corpus)
                     .map(|((n, _), t)| (format!("{n} (corpus)"), *t)),
             )
+            .chain(std::iter::once((
+                "(context: ids, regex matcher)".to_string(),
+                self.context,
+            )))
             .collect();
         out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         out
