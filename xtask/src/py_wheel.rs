@@ -7,6 +7,7 @@
 //! 2. The release `errata` binary that wrote it, stripped, is copied into
 //!    `crates/errata-py/python/errata/bin/` (ignored by git): the wheel's `errata`
 //!    command runs it, so `pipx install errata` gives the CLI too.
+//!    The code's licence files and the data licence go into `python/errata/licences/`.
 //! 3. `python3 -m maturin build --release` builds the wheel into `DIR` (default
 //!    `target/wheels`), with its own target directory `target/py` (the extension module
 //!    is outside the workspace: it links against no libpython).
@@ -42,6 +43,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let data = package.join("python/errata/data");
     write_bundle(&root, &data)?;
     copy_binary(&root, &package.join("python/errata/bin"))?;
+    copy_licences(&root, &package.join("python/errata/licences"))?;
 
     // `PYTHON` names the interpreter where it is not `python3` (Windows: `python`).
     let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
@@ -88,6 +90,25 @@ fn copy_binary(root: &Path, dest: &Path) -> Result<()> {
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+/// The code's licences and the knowledge base's (`data/LICENSE`, CC BY 4.0) into `dest`
+/// (replaced), so the wheel carries what it is licensed under.
+fn copy_licences(root: &Path, dest: &Path) -> Result<()> {
+    if dest.exists() {
+        std::fs::remove_dir_all(dest)
+            .with_context(|| format!("cannot empty {}", dest.display()))?;
+    }
+    std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
+    for (from, to) in [
+        ("LICENSE-MIT", "LICENSE-MIT"),
+        ("LICENSE-APACHE", "LICENSE-APACHE"),
+        ("data/LICENSE", "LICENSE-DATA"),
+    ] {
+        std::fs::copy(root.join(from), dest.join(to))
+            .with_context(|| format!("cannot copy {from} into {}", dest.display()))?;
     }
     Ok(())
 }

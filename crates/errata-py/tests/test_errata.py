@@ -314,3 +314,14 @@ def test_the_wheel_installs_the_errata_command(tmp_path):
     assert json.loads(out.stdout.splitlines()[0])["id"] == "cuda/illegal-memory-access"
     out = subprocess.run([script, "decode", "--family", "nosuch", "1"], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 2
+
+
+def test_the_wheel_carries_the_code_and_data_licences():
+    from importlib import resources
+
+    licences = resources.files("errata").joinpath("licences")
+    names = sorted(p.name for p in licences.iterdir())
+    assert names == ["LICENSE-APACHE", "LICENSE-DATA", "LICENSE-MIT"], names
+    assert "Creative Commons Attribution 4.0" in licences.joinpath("LICENSE-DATA").read_text(encoding="utf-8")
+    assert "Permission is hereby granted" in licences.joinpath("LICENSE-MIT").read_text(encoding="utf-8")
+    assert "Apache License" in licences.joinpath("LICENSE-APACHE").read_text(encoding="utf-8")
