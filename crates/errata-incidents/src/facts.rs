@@ -18,6 +18,7 @@
 
 use std::sync::LazyLock;
 
+use errata_model::date::Date;
 use regex::Regex;
 
 /// When a line was written.
@@ -83,18 +84,6 @@ static PCI: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Days from 1970-01-01 to a civil date (proleptic Gregorian; Howard Hinnant's
-/// algorithm).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 fn wall(y: i64, mo: u32, d: u32, h: &str, mi: &str, s: &str, frac: Option<&str>) -> Option<Time> {
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
         return None;
@@ -103,7 +92,12 @@ fn wall(y: i64, mo: u32, d: u32, h: &str, mi: &str, s: &str, frac: Option<&str>)
     let frac = frac
         .and_then(|f| format!("0.{f}").parse::<f64>().ok())
         .unwrap_or(0.0);
-    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s;
+    let date = Date {
+        year: u16::try_from(y).ok()?,
+        month: u8::try_from(mo).ok()?,
+        day: u8::try_from(d).ok()?,
+    };
+    let secs = date.unix_days() * 86_400 + h * 3600 + mi * 60 + s;
     Some(Time::Wall(secs as f64 + frac))
 }
 
@@ -216,29 +210,16 @@ pub fn show(time: Time) -> String {
         Time::Boot(s) => format!("boot+{s:.3}s"),
         Time::Wall(s) => {
             let secs = s.floor() as i64;
-            let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-            let (y, m, d) = civil_from_days(days);
+            let rest = secs.rem_euclid(86_400);
             format!(
-                "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+                "{} {:02}:{:02}:{:02}",
+                Date::from_unix(secs),
                 rest / 3600,
                 rest % 3600 / 60,
                 rest % 60
             )
         }
     }
-}
-
-/// The inverse of [`days_from_civil`].
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]
@@ -292,8 +273,9 @@ mod tests {
 
     #[test]
     fn dates_round_trip() {
-        for (y, m, d) in [(1970, 1, 1), (2000, 2, 29), (2024, 12, 31), (2026, 11, 26)] {
-            assert_eq!(civil_from_days(days_from_civil(y, m, d)), (y, m, d));
+        for text in ["1970-01-01", "2000-02-29", "2024-12-31", "2026-11-26"] {
+            let date = Date::parse(text).expect("date");
+            assert_eq!(Date::from_unix(date.unix_days() * 86_400), date);
         }
     }
 }

@@ -50,6 +50,22 @@ impl Date {
         }
     }
 
+    /// Days from 1970-01-01 to this date (negative before it): the inverse of
+    /// [`Date::from_unix`] on whole days (Howard Hinnant's days_from_civil).
+    pub fn unix_days(self) -> i64 {
+        let (y, m, d) = (
+            i64::from(self.year),
+            i64::from(self.month),
+            i64::from(self.day),
+        );
+        let y = if m <= 2 { y - 1 } else { y };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146_097 + doe - 719_468
+    }
+
     /// The date of a Unix timestamp (UTC).
     pub fn from_unix(secs: i64) -> Date {
         // Howard Hinnant's civil_from_days.
