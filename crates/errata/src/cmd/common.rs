@@ -210,7 +210,7 @@ pub fn data_or_embedded(data: Option<PathBuf>) -> Result<DataDir> {
     })
 }
 
-/// The knowledge an answering command (`match`, `incidents`, `audit`) works from: a
+/// The knowledge an answering command (`match`, `decode`, `incidents`, `audit`) works from: a
 /// verified bundle, or the entries of a data directory (or of the knowledge base built
 /// into errata when there is none here).
 pub enum Knowledge {

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use errata_consumer::{Bundle, Entry};
+use errata_consumer::Entry;
 
 /// Arguments.
 #[derive(clap::Args)]
@@ -66,13 +66,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// The entries meanings link to: the bundle's, the data directory's, or those of the
 /// knowledge base built into errata when there is no data directory here.
 fn entries(args: &Args) -> anyhow::Result<Vec<Entry>> {
-    if let Some(path) = &args.bundle {
-        let bundle = Bundle::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        return Ok(bundle.index().entries().to_vec());
-    }
-    Ok(super::matching::index_from_data(args.data.clone())?
-        .entries()
-        .to_vec())
+    let knowledge = super::common::Knowledge::load(args.bundle.as_deref(), args.data.clone())?;
+    Ok(knowledge.index().entries().to_vec())
 }
 
 fn write_human(

@@ -10,7 +10,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use errata_consumer::{Bundle, Entry, Found, Index, Lang};
+use errata_consumer::{Entry, Found, Index, Lang};
 use errata_load::KnowledgeBase;
 
 /// Arguments.
@@ -71,18 +71,8 @@ pub enum Format {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let lang = Lang::parse(&args.lang).unwrap_or_default();
-    let bundle;
-    let local;
-    let index: &Index = match &args.bundle {
-        Some(path) => {
-            bundle = Bundle::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            bundle.index()
-        }
-        None => {
-            local = index_from_data(args.data)?;
-            &local
-        }
-    };
+    let knowledge = super::common::Knowledge::load(args.bundle.as_deref(), args.data)?;
+    let index: &Index = knowledge.index();
 
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
