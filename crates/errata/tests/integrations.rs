@@ -516,8 +516,9 @@ fn require_tool(env_var: &str, name: &str, module: Option<&str>) -> Option<Vec<S
     }
 }
 
-/// A git repository holding only this repository's `.pre-commit-hooks.yaml`: the hooks
-/// are `language: system`, so no source is needed to install them.
+/// A git repository holding only this repository's `.pre-commit-hooks.yaml`: the
+/// `-system` hooks tested here need no source to install (the self-installing ones are
+/// tested on the wheel, in crates/errata-py/tests).
 fn hooks_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
@@ -588,7 +589,7 @@ fn pre_commit_errata_check_passes_on_a_good_entry_and_fails_on_a_broken_one() {
     let entry = first_entry(dir.path());
     let file = relative(dir.path(), &entry);
 
-    let o = pc.try_repo(dir.path(), "errata-check", &[&file]);
+    let o = pc.try_repo(dir.path(), "errata-check-system", &[&file]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("Passed"),
@@ -598,11 +599,11 @@ fn pre_commit_errata_check_passes_on_a_good_entry_and_fails_on_a_broken_one() {
 
     // Files outside the knowledge base are not given to the hook.
     std::fs::write(dir.path().join("package.json"), "{}\n").unwrap();
-    let o = pc.try_repo(dir.path(), "errata-check", &["package.json"]);
+    let o = pc.try_repo(dir.path(), "errata-check-system", &["package.json"]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
 
     break_entry(&entry);
-    let o = pc.try_repo(dir.path(), "errata-check", &[&file]);
+    let o = pc.try_repo(dir.path(), "errata-check-system", &[&file]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     let text = out(&o);
     assert!(
@@ -632,7 +633,7 @@ fn pre_commit_errata_check_resolves_references_against_the_whole_kb() {
         panic!("no entry with a transition_graph reference in data/")
     };
     let file = relative(dir.path(), &entry);
-    let o = pc.try_repo(dir.path(), "errata-check", &[&file]);
+    let o = pc.try_repo(dir.path(), "errata-check-system", &[&file]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
     assert!(!out(&o).contains("unknown-reference"), "{}", out(&o));
 }
@@ -651,7 +652,7 @@ fn pre_commit_errata_fmt_formats_the_files_of_the_commit() {
         &["commit", "-q", "-a", "-m", "fmt", "--allow-empty"],
     );
 
-    let o = pc.try_repo(dir.path(), "errata-fmt", &[&file]);
+    let o = pc.try_repo(dir.path(), "errata-fmt-system", &[&file]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
 
     // A compact (non-canonical) entry: the hook rewrites it, and so fails, as pre-commit
@@ -659,9 +660,9 @@ fn pre_commit_errata_fmt_formats_the_files_of_the_commit() {
     let value: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&entry).unwrap()).unwrap();
     std::fs::write(&entry, serde_json::to_string(&value).unwrap()).unwrap();
-    let o = pc.try_repo(dir.path(), "errata-fmt", &[&file]);
+    let o = pc.try_repo(dir.path(), "errata-fmt-system", &[&file]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
-    let o = pc.try_repo(dir.path(), "errata-fmt", &[&file]);
+    let o = pc.try_repo(dir.path(), "errata-fmt-system", &[&file]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
 }
 
@@ -931,7 +932,7 @@ fn the_published_site_is_built_with_its_base_url() {
 }
 
 /// The release workflow builds the CLI for every platform the contract names and the
-/// wheels, each with a checksum, on a tag (actionlint checks it above; a real release is
+/// wheels, each with a checksum, on a tag, and publishes the wheels to PyPI (actionlint checks it above; a real release is
 /// the only full test).
 #[test]
 fn the_release_workflow_builds_every_platform_with_checksums() {
@@ -951,5 +952,10 @@ fn the_release_workflow_builds_every_platform_with_checksums() {
     assert!(
         wf.contains("LICENSE-MIT") && wf.contains("data/LICENSE"),
         "no licences"
+    );
+    // The self-installing pre-commit hooks pip-install the release's wheel from PyPI.
+    assert!(
+        wf.contains("pypa/gh-action-pypi-publish@") && wf.contains("id-token: write"),
+        "the wheels are not published to PyPI"
     );
 }
