@@ -479,6 +479,35 @@ impl Server {
 
 #[tool_handler]
 impl ServerHandler for Server {
+    /// Every bad input is the same JSON-RPC "invalid params" error (the contract): rmcp
+    /// answers arguments that do not deserialise (a missing `text`, a number where a
+    /// string belongs) with an error *result* instead (MCP's SEP-1303), while errata's own
+    /// checks (an unknown id, a bad `lang`) are JSON-RPC errors. errata's tools never
+    /// return error results themselves, so any error result here is rmcp's, and becomes
+    /// the error every other bad input gets.
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        let tool = request.name.to_string();
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        match Self::tool_router().call(call).await? {
+            rmcp::model::CallToolResponse::Complete(result) if result.is_error == Some(true) => {
+                let why: Vec<&str> = result
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                    .collect();
+                Err(McpError::invalid_params(
+                    format!("bad arguments for `{tool}`: {}", why.join("; ")),
+                    None,
+                ))
+            }
+            answer => Ok(answer),
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()

@@ -105,6 +105,8 @@ async def main():
             out["bad_limit"] = await call(session, "search", {"query": "x", "limit": 0})
             out["bad_family"] = await call(session, "decode", {"value": "1", "family": "cuda13"})
             out["bad_args"] = await call(session, "match_error", {"txt": 3})
+            out["bad_type"] = await call(session, "match_error", {"text": 3})
+            out["no_args"] = await call(session, "get_entry", None)
             out["bad_tool"] = await call(session, "no_such_tool", {})
             resources = await session.list_resources()
             out["resources"] = len(resources.resources)
