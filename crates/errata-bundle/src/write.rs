@@ -87,6 +87,7 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
         version,
         diff,
         changelog,
+        license,
     } = content?;
 
     let meta = [
@@ -135,6 +136,7 @@ pub fn write_bundle_report(kb: &KnowledgeBase, opts: &BundleOptions) -> Result<W
         source_commit,
         build_date: format!("{}T{}Z", civil_date(epoch), civil_time(epoch)),
         counts,
+        license,
         files,
     };
     let mut manifest_json =
@@ -194,6 +196,8 @@ struct Content<'a> {
     version: Version,
     diff: Option<Diff>,
     changelog: String,
+    /// The SPDX expression of `<data>/LICENSE`, when it states one.
+    license: Option<String>,
 }
 
 fn collect<'a>(
@@ -372,7 +376,9 @@ fn collect<'a>(
     members.insert(CHANGELOG.into(), changelog.clone().into_bytes());
     // The knowledge base's licence travels with it: downstream tools consume the data,
     // not the repository.
+    let mut license = None;
     if let Ok(licence) = errata_load::read_bounded(&kb.root.join(crate::LICENSE)) {
+        license = spdx_identifier(&licence);
         members.insert(crate::LICENSE.into(), licence.into_bytes());
     }
     Ok(Content {
@@ -385,7 +391,20 @@ fn collect<'a>(
         version,
         diff,
         changelog,
+        license,
     })
+}
+
+/// The expression on a licence text's `SPDX-License-Identifier:` line (the REUSE and
+/// Linux kernel convention), when it has one made of SPDX's characters.
+fn spdx_identifier(text: &str) -> Option<String> {
+    let expr = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("SPDX-License-Identifier:"))?
+        .trim();
+    let spdx_chars = |c: char| c.is_ascii_alphanumeric() || " .-+():".contains(c);
+    (!expr.is_empty() && expr.len() <= 200 && expr.chars().all(spdx_chars))
+        .then(|| expr.to_string())
 }
 
 /// Zeros: tar's padding and its end-of-archive blocks.
@@ -493,6 +512,22 @@ fn civil_time(epoch: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spdx_lines() {
+        let id = |t: &str| spdx_identifier(t);
+        assert_eq!(
+            id("SPDX-License-Identifier: CC-BY-4.0\n\ntext"),
+            Some("CC-BY-4.0".into())
+        );
+        assert_eq!(
+            id("text\n  SPDX-License-Identifier:  MIT OR Apache-2.0 \n"),
+            Some("MIT OR Apache-2.0".into())
+        );
+        assert_eq!(id("All rights reserved."), None);
+        assert_eq!(id("SPDX-License-Identifier:\n"), None);
+        assert_eq!(id("SPDX-License-Identifier: <script>\n"), None);
+    }
 
     #[test]
     fn dates() {

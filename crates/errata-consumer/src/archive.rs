@@ -7,7 +7,7 @@ use std::io::Read;
 use sha2::{Digest, Sha256};
 
 use crate::Error;
-use crate::manifest::{FORMAT_VERSION, MANIFEST, Manifest};
+use crate::manifest::{FORMAT_VERSION, MANIFEST, Manifest, OLDEST_FORMAT_VERSION};
 
 /// Bounds on what reading one archive may cost, whatever the archive claims: a bundle is
 /// untrusted input (downloaded, passed to `errata mcp`, opened by a Python job), and a
@@ -205,7 +205,9 @@ impl Archive {
         let value: serde_json::Value = serde_json::from_slice(&self.manifest_bytes)
             .map_err(|e| Error::Manifest(format!("not JSON: {e}")))?;
         match value.get("format_version") {
-            Some(v) if v.as_u64() == Some(FORMAT_VERSION) => {}
+            Some(v)
+                if v.as_u64()
+                    .is_some_and(|v| (OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&v)) => {}
             Some(v) => {
                 return Err(Error::UnsupportedFormat {
                     found: v.to_string(),

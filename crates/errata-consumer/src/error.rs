@@ -38,9 +38,10 @@ impl fmt::Display for Error {
             Error::Archive(m) => write!(f, "not a readable bundle archive: {m}"),
             Error::UnsupportedFormat { found } => write!(
                 f,
-                "bundle format_version {found} is not supported: this errata-consumer ({}) reads format_version {}; \
+                "bundle format_version {found} is not supported: this errata-consumer ({}) reads format_version {} to {}; \
                  use a consumer release that supports it",
                 env!("CARGO_PKG_VERSION"),
+                crate::OLDEST_FORMAT_VERSION,
                 crate::FORMAT_VERSION
             ),
             Error::Manifest(m) => write!(f, "bad manifest.json: {m}"),

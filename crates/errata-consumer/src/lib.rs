@@ -5,8 +5,9 @@
 //! database. This crate reads the part a log scanner needs:
 //!
 //! - [`Bundle::open`] / [`Bundle::from_bytes`] read the archive in one pass, hash every
-//!   member and compare it with `manifest.json`, refuse a `format_version` other than
-//!   [`FORMAT_VERSION`] with a clear [`Error::UnsupportedFormat`], and compile the
+//!   member and compare it with `manifest.json`, refuse a `format_version` outside
+//!   [`OLDEST_FORMAT_VERSION`]`..=`[`FORMAT_VERSION`] with a clear
+//!   [`Error::UnsupportedFormat`], and compile the
 //!   entries' regexes into an [`Index`].
 //! - [`Bundle::match_text`] returns the known errors in a text as [`Found`]s: the
 //!   [`Entry`], the 1-based line, the byte span, most specific first within a line.
@@ -57,4 +58,4 @@ pub use entry::{Advice, DeadEnd, Entry, Lang, Step, Workaround};
 pub use errata_matcher::Via;
 pub use error::Error;
 pub use index::{CHUNK_BYTES, Found, Index, MAX_LINE_BYTES, ScanStats};
-pub use manifest::{Counts, FORMAT_VERSION, FileRecord, MANIFEST, Manifest};
+pub use manifest::{Counts, FORMAT_VERSION, FileRecord, MANIFEST, Manifest, OLDEST_FORMAT_VERSION};

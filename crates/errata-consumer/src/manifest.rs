@@ -2,9 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The bundle layout this crate reads. A bundle with another `format_version` is refused:
-/// the layout may have changed in ways an older reader would misread silently.
-pub const FORMAT_VERSION: u64 = 1;
+/// The bundle layout this crate writes. 2 added the manifest's `license`.
+pub const FORMAT_VERSION: u64 = 2;
+
+/// The oldest layout this crate still reads (a format 1 manifest has no `license`). A
+/// bundle outside `OLDEST_FORMAT_VERSION..=FORMAT_VERSION` is refused: the layout may have
+/// changed in ways this reader would misread silently.
+pub const OLDEST_FORMAT_VERSION: u64 = 1;
 
 /// The name of the manifest member; it is the first member of every bundle.
 pub const MANIFEST: &str = "manifest.json";
@@ -29,6 +33,11 @@ pub struct Manifest {
     pub build_date: String,
     /// How many of each thing the bundle holds.
     pub counts: Counts,
+    /// The knowledge base's licence as an SPDX expression (from the
+    /// `SPDX-License-Identifier:` line of `<data>/LICENSE`, whose text is the `LICENSE`
+    /// member), or `None` when the data directory states none. Absent in format 1.
+    #[serde(default)]
+    pub license: Option<String>,
     /// Every member except the manifest itself, sorted by path.
     pub files: Vec<FileRecord>,
 }

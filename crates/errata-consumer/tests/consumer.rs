@@ -166,14 +166,32 @@ fn counted_rates_are_shown_as_counts_and_chinese_dead_ends_are_used() {
 
 #[test]
 fn unknown_format_version_is_refused_clearly() {
-    let bytes = bundle_bytes(&sample(), |m| m["format_version"] = json!(2));
-    let err = Bundle::from_bytes(&bytes).unwrap_err();
-    assert!(matches!(err, Error::UnsupportedFormat { .. }), "{err}");
-    assert!(
-        err.to_string()
-            .contains("format_version 2 is not supported"),
-        "{err}"
-    );
+    for unknown in [0, 3] {
+        let bytes = bundle_bytes(&sample(), |m| m["format_version"] = json!(unknown));
+        let err = Bundle::from_bytes(&bytes).unwrap_err();
+        assert!(matches!(err, Error::UnsupportedFormat { .. }), "{err}");
+        assert!(
+            err.to_string().contains(&format!(
+                "format_version {unknown} is not supported: this errata-consumer ({}) reads format_version 1 to 2",
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{err}"
+        );
+    }
+}
+
+/// Format 2 added the manifest's `license`; format 1 bundles (no `license`) still load.
+#[test]
+fn both_formats_load_and_format_2_names_the_licence() {
+    let old = Bundle::from_bytes(&bundle_bytes(&sample(), |_| {})).unwrap();
+    assert_eq!(old.manifest().format_version, 1);
+    assert_eq!(old.manifest().license, None);
+    let new = Bundle::from_bytes(&bundle_bytes(&sample(), |m| {
+        m["format_version"] = json!(2);
+        m["license"] = json!("CC-BY-4.0");
+    }))
+    .unwrap();
+    assert_eq!(new.manifest().license.as_deref(), Some("CC-BY-4.0"));
 }
 
 #[test]

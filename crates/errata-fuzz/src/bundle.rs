@@ -105,6 +105,7 @@ pub fn valid_archive(entries_json: &[u8]) -> Vec<u8> {
             translations: 0,
             runs: 0,
         },
+        license: None,
         files: vec![FileRecord {
             path: ENTRIES.into(),
             size: entries_json.len() as u64,

@@ -314,6 +314,13 @@ impl Bundle {
         self.inner.manifest().version.to_string()
     }
 
+    /// The knowledge base's licence (an SPDX expression such as `CC-BY-4.0`), or `None`
+    /// when the bundle does not state one.
+    #[getter]
+    fn license(&self) -> Option<String> {
+        self.inner.manifest().license.clone()
+    }
+
     /// How many entries it holds.
     fn __len__(&self) -> usize {
         self.inner.entries().len()

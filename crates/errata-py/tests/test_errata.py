@@ -86,6 +86,7 @@ def test_bundle_open_loads_a_newer_bundle_verified(tmp_path):
     b = errata.Bundle.open(path)
     assert len(b) == len(errata.default_bundle())
     assert b.match("CUDA error: misaligned address")[0].id == "cuda/misaligned-address"
+    assert b.license == "CC-BY-4.0" == errata.default_bundle().license
     # A bundle whose bytes were changed does not verify.
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF

@@ -111,28 +111,68 @@ fn verify_a_bundle_away_from_its_checksum_file() {
     assert!(log.contains("has no line for errata-1.0.0.tar.gz"), "{log}");
 }
 
+/// The text of member `name` of a gzipped bundle.
+fn member_text(bundle: &std::path::Path, name: &str) -> Option<String> {
+    let file = std::fs::File::open(bundle).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    for member in archive.entries().unwrap() {
+        let mut member = member.unwrap();
+        if member.path().unwrap().to_str() == Some(name) {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut member, &mut text).unwrap();
+            return Some(text);
+        }
+    }
+    None
+}
+
 /// The knowledge base's licence travels in the bundle (downstream tools consume the
-/// data, not the repository), byte for byte, and the site says under which licence.
+/// data, not the repository), byte for byte, the manifest names it by its SPDX id, and
+/// the site says under which licence.
 #[test]
 fn the_data_licence_is_in_the_bundle_and_on_the_site() {
     let (dir, data, elsewhere) = scratch();
     let out = dir.path().join("out");
     let (code, log) = write_bundle(&elsewhere, &data, &out, &[]);
     assert_eq!(code, 0, "{log}");
-    let file = std::fs::File::open(out.join("errata-1.0.0.tar.gz")).unwrap();
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    let mut licence = None;
-    for member in archive.entries().unwrap() {
-        let mut member = member.unwrap();
-        if member.path().unwrap().to_str() == Some("LICENSE") {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut member, &mut text).unwrap();
-            licence = Some(text);
-        }
-    }
+    let bundle = out.join("errata-1.0.0.tar.gz");
     let expected = std::fs::read_to_string(repo().join("data/LICENSE")).unwrap();
     assert!(expected.contains("CC BY 4.0"));
-    assert_eq!(licence.as_deref(), Some(expected.as_str()));
+    assert_eq!(
+        member_text(&bundle, "LICENSE").as_deref(),
+        Some(expected.as_str())
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&member_text(&bundle, "manifest.json").unwrap()).unwrap();
+    assert_eq!(manifest["format_version"], 2);
+    assert_eq!(manifest["license"], "CC-BY-4.0", "{manifest}");
+    let (code, log) = errata(&elsewhere, &["bundle", "verify", s(&bundle)]);
+    assert_eq!(code, 0, "{log}");
+
+    // A licence text without an SPDX line travels as text, and the manifest says null;
+    // no LICENSE at all, neither.
+    let other = dir.path().join("other");
+    std::fs::write(data.join("LICENSE"), "All rights reserved.\n").unwrap();
+    let (code, log) = write_bundle(&elsewhere, &data, &other, &[]);
+    assert_eq!(code, 0, "{log}");
+    let bundle = other.join("errata-1.0.0.tar.gz");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&member_text(&bundle, "manifest.json").unwrap()).unwrap();
+    assert_eq!(manifest["license"], serde_json::Value::Null, "{manifest}");
+    assert_eq!(
+        member_text(&bundle, "LICENSE").as_deref(),
+        Some("All rights reserved.\n")
+    );
+    std::fs::remove_file(data.join("LICENSE")).unwrap();
+    let none = dir.path().join("none");
+    let (code, log) = write_bundle(&elsewhere, &data, &none, &[]);
+    assert_eq!(code, 0, "{log}");
+    assert_eq!(
+        member_text(&none.join("errata-1.0.0.tar.gz"), "LICENSE"),
+        None
+    );
+    std::fs::write(data.join("LICENSE"), &expected).unwrap();
+
     for licence in ["LICENSE-MIT", "LICENSE-APACHE"] {
         assert!(repo().join(licence).is_file(), "{licence}");
     }
