@@ -524,9 +524,9 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, String> {
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
 }
 
-/// Reads a `results.json`.
+/// Reads a `results.json` (bounded: it comes back from another machine).
 pub fn read_results(path: &Path) -> Result<Results, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = errata_load::read_bounded(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 

@@ -77,9 +77,10 @@ pub fn excerpt(stderr: &str) -> String {
         .collect()
 }
 
-/// Reads a records file.
+/// Reads a records file, bounded like every file of a data directory (a record file is
+/// data: it may come from a pull request or back from another machine).
 pub fn read(path: &Path) -> Result<RecordFile, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = errata_load::read_bounded(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 

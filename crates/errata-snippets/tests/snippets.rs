@@ -899,6 +899,29 @@ mod run_tier {
             .map(|(r, _)| r.line)
             .collect();
         assert_eq!(stale, [6]);
+
+        // A record file over the data limit is an error naming it, not read whole.
+        let runs = dir.path().join("runs/articles/cuda");
+        std::fs::create_dir_all(&runs).expect("runs dir");
+        let huge = runs.join("huge.json");
+        std::fs::File::create(&huge)
+            .expect("create")
+            .set_len(errata_load::MAX_FILE_BYTES + 1)
+            .expect("sparse file");
+        let (_, errors) = errata_snippets::record::load_all(dir.path(), &load(dir.path()));
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("huge.json") && e.contains("over the limit")),
+            "{errors:?}"
+        );
+        let results = dir.path().join("results.json");
+        std::fs::File::create(&results)
+            .expect("create")
+            .set_len(errata_load::MAX_FILE_BYTES + 1)
+            .expect("sparse file");
+        let err = errata_snippets::pack::read_results(&results).expect_err("too big");
+        assert!(err.contains("over the limit"), "{err}");
     }
 }
 
