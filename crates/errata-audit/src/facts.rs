@@ -55,6 +55,46 @@ pub struct Facts {
     /// The operating system, as reported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub os: Option<String>,
+    /// The NVIDIA libraries installed as two or more pip wheels built for different CUDA
+    /// majors (`nccl` for `nvidia-nccl-cu11` beside `nvidia-nccl-cu12`; CUDA 13's wheels
+    /// drop the suffix, `nvidia-cublas`): only one of them can be the library the process
+    /// loads, and the other is usually what an upgrade left behind.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wheels_twice: Vec<String>,
+    /// Each of those wheels, `name==version`, by library and then name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wheels_twice_installed: Vec<String>,
+}
+
+/// The library an NVIDIA pip wheel ships (`nvidia-nccl-cu12` → `nccl`, `nvidia-cublas` →
+/// `cublas`), or `None` for other packages and NVIDIA's meta packages.
+fn nvidia_library(package: &str) -> Option<&str> {
+    let rest = package.strip_prefix("nvidia-")?;
+    let library = match rest.rsplit_once("-cu") {
+        Some((library, cuda)) if !cuda.is_empty() && cuda.bytes().all(|b| b.is_ascii_digit()) => {
+            library
+        }
+        _ => rest,
+    };
+    // nvidia-ml-py, nvidia-pyindex, nvidia-modelopt…: not CUDA libraries by CUDA major.
+    const LIBRARIES: &[&str] = &[
+        "cublas",
+        "cuda-cupti",
+        "cuda-nvrtc",
+        "cuda-runtime",
+        "cudnn",
+        "cufft",
+        "cufile",
+        "curand",
+        "cusolver",
+        "cusparse",
+        "cusparselt",
+        "nccl",
+        "nvjitlink",
+        "nvshmem",
+        "nvtx",
+    ];
+    LIBRARIES.contains(&library).then_some(library)
 }
 
 impl Facts {
@@ -80,6 +120,9 @@ impl Facts {
         }
         if !self.compute_capability.is_empty() {
             out.insert("compute_capability", self.compute_capability.clone());
+        }
+        if !self.wheels_twice.is_empty() {
+            out.insert("wheels_twice", self.wheels_twice.clone());
         }
         out
     }
@@ -143,6 +186,9 @@ fn unknown(v: &str) -> bool {
 /// The facts of `text` (one report or several, in any order).
 pub fn read(text: &str) -> Facts {
     let mut f = Facts::default();
+    // NVIDIA library wheels by package name (collect_env lists one in both `[pip3]` and
+    // `[conda]`: one package, named twice).
+    let mut wheels: std::collections::BTreeMap<String, String> = Default::default();
     let mut cpu_build = false;
     let mut in_gpu_list = false;
     for raw in text.lines() {
@@ -265,6 +311,11 @@ pub fn read(text: &str) -> Facts {
                 n if n.starts_with("nvidia-cudnn-cu") => set(&mut f.cudnn, version),
                 _ => {}
             }
+            // Wheel names compare after PEP 503 normalisation (`nvidia_nccl_cu12`).
+            let name = name.replace(['_', '.'], "-");
+            if nvidia_library(&name).is_some() {
+                wheels.entry(name).or_insert_with(|| version.to_string());
+            }
         }
     }
     // The build in the version (`+cu126`, `+cpu`) is the wheel's own word.
@@ -284,12 +335,59 @@ pub fn read(text: &str) -> Facts {
     if cpu_build && f.torch.is_some() && f.torch_cuda.is_none() {
         f.torch_cuda = Some("none".into());
     }
+    let mut by_library: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for (name, version) in &wheels {
+        if let Some(library) = nvidia_library(name) {
+            by_library
+                .entry(library)
+                .or_default()
+                .push(format!("{name}=={version}"));
+        }
+    }
+    for (library, installed) in by_library {
+        if installed.len() > 1 {
+            f.wheels_twice.push(library.to_string());
+            f.wheels_twice_installed.extend(installed);
+        }
+    }
     f
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_library_as_two_wheels() {
+        // rwth-i6/returnn#1802's collect_env (undefined symbol: ncclMemFree), with the
+        // same wheel listed again under [conda] and CUDA 13's unsuffixed names.
+        let text = "[pip3] nvidia-nccl-cu11==2.14.3\n[pip3] nvidia-nccl-cu12==2.27.3\n\
+            [conda] nvidia-nccl-cu12          2.27.3                   pypi_0    pypi\n\
+            [pip3] nvidia-cublas==13.4.0.1\n[pip3] nvidia_cublas_cu12==12.9.1.4\n\
+            [pip3] nvidia-cudnn-cu12==9.10.2.21\n[pip3] nvidia-ml-py==12.570.86\n\
+            [pip3] nvidia-nvml-dev-cu12==12.4.127\n";
+        let f = read(text);
+        assert_eq!(f.wheels_twice, ["cublas", "nccl"]);
+        assert_eq!(
+            f.wheels_twice_installed,
+            [
+                "nvidia-cublas==13.4.0.1",
+                "nvidia-cublas-cu12==12.9.1.4",
+                "nvidia-nccl-cu11==2.14.3",
+                "nvidia-nccl-cu12==2.27.3"
+            ]
+        );
+        assert_eq!(
+            nvidia_library("nvidia-cuda-runtime-cu12"),
+            Some("cuda-runtime")
+        );
+        assert_eq!(nvidia_library("nvidia-ml-py"), None);
+        assert!(
+            read("[pip3] nvidia-nccl-cu12==2.21.5\n")
+                .wheels_twice
+                .is_empty()
+        );
+    }
 
     #[test]
     fn collect_env_nvidia_smi_and_pip_in_one_paste() {
