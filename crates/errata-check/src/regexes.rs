@@ -37,7 +37,7 @@ impl Regexes {
                 patterns.push(Pattern::new(e.regex.as_str()));
             }
         }
-        let (matcher, errors) = match Matcher::build(&patterns) {
+        let (matcher, errors) = match Matcher::build_for_short_texts(&patterns) {
             Ok((matcher, errors)) => (Some(matcher), errors),
             // The patterns could not be combined at all; the reason names one of them.
             Err(errors) => (None, errors),

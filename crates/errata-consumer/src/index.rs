@@ -115,7 +115,12 @@ pub struct ScanStats {
 }
 
 impl Index {
-    /// Compiles the entries' regexes and aliases, in the given order.
+    /// Reads the entries' regexes and aliases, in the given order, into one matcher.
+    /// Each regex is parsed now (one that does not parse is an error) and compiled the
+    /// first time a line needs it (`errata_matcher::Matcher::new_lazy`): a log meets the
+    /// regexes of a few entries, and a bundle's were checked when it was written. A
+    /// regex that only compiling would refuse (too big, matching the empty string) never
+    /// matches.
     pub fn new(entries: Vec<Entry>) -> Result<Index, Error> {
         let numbers = crate::numbers::patterns(&entries);
         let patterns: Vec<Pattern> = entries
@@ -126,7 +131,7 @@ impl Index {
                 crate::xid_catalog::XID_LINE.to_string(),
             )))
             .collect();
-        let matcher = Matcher::new(&patterns).map_err(|errors| {
+        let matcher = Matcher::new_lazy(&patterns).map_err(|errors| {
             Error::Patterns(
                 errors
                     .into_iter()

@@ -122,6 +122,51 @@ fn bad_patterns_are_reported_by_index() {
     assert!(errors[2].1.contains("empty string"), "{}", errors[2].1);
 }
 
+/// `new_lazy` compiles a regex when a line first needs it: the same answers as `new`,
+/// parse errors still refused at once, and what only compiling would refuse never
+/// matching rather than failing the whole matcher.
+#[test]
+fn a_lazy_matcher_answers_as_an_eager_one() {
+    let patterns = [
+        Pattern::new(r"CUDA error"),
+        Pattern::new(r"CUDA error: out of memory"),
+        Pattern::new(r"(?i)out of memory"),
+        Pattern::new(r"Tried to allocate \d+\.\d+ [GM]iB"),
+        Pattern::new(r"^NCCL WARN .*timeout$")
+            .with_aliases(["watchdog caught collective".to_string()]),
+        Pattern::new(r"\d{3,} errors?"),
+    ];
+    let eager = matcher(&patterns);
+    let lazy = Matcher::new_lazy(&patterns).expect("lazy");
+    let log = "torch.OutOfMemoryError: CUDA error: out of memory. Tried to allocate 2.00 GiB\n\
+        NCCL WARN watchdog timeout\nwatchdog caught collective operation timeout\n\
+        1200 errors\nnothing here\n";
+    let hits = |m: &Matcher| {
+        let mut out = Vec::new();
+        m.scan(log.as_bytes(), |x| {
+            out.push((x.line, x.pattern, x.span.clone()))
+        });
+        out
+    };
+    assert_eq!(hits(&lazy), hits(&eager));
+    assert!(!hits(&lazy).is_empty());
+    // Twice: the second scan uses the regexes compiled by the first.
+    assert_eq!(hits(&lazy), hits(&eager));
+
+    let errors = Matcher::new_lazy(&[Pattern::new("fine"), Pattern::new("(unclosed")])
+        .err()
+        .unwrap_or_default();
+    assert_eq!(errors.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1]);
+    // Too big once compiled: found lazily, and then it never matches. Matching the
+    // empty string without a literal to trigger it is still refused at once.
+    let m = Matcher::new_lazy(&[Pattern::new("big(a{1000}){1000}"), Pattern::new("fine")])
+        .expect("parses");
+    assert!(Matcher::new(&[Pattern::new("big(a{1000}){1000}")]).is_err());
+    assert!(m.matches(&format!("big{}", "a".repeat(2000))).is_empty());
+    assert_eq!(m.matches("fine").len(), 1);
+    assert!(Matcher::new_lazy(&[Pattern::new("x*")]).is_err());
+}
+
 #[test]
 fn many_patterns_find_their_own_text_first() {
     // A generated family of overlapping patterns: generic prefixes and specific tails.
