@@ -173,6 +173,48 @@ fn a_component_inside_a_known_bad_range_is_a_warning() {
     assert!(r.findings.is_empty(), "{r:#?}");
 }
 
+/// Two NVIDIA NCCL wheels for different CUDA majors install the same libnccl.so.2: the
+/// reports where `import torch` then failed on an undefined nccl symbol are found, with
+/// the library named; one NCCL wheel is not.
+#[test]
+fn one_library_installed_as_two_wheels_is_found() {
+    for file in [
+        "pip_two_nccl_wheels_cu11_cu12_returnn1802.txt",
+        "pip_two_nccl_wheels_cu12_cu13_pytorch186591.txt",
+        "collect_env_libraries_torch2121cu132_cu12_and_cu13_wheels.txt",
+    ] {
+        let r = audit(file);
+        let found = r
+            .findings
+            .iter()
+            .find(|f| f.id == "pytorch/nccl-undefined-symbol")
+            .unwrap_or_else(|| panic!("{file}: {r:#?}"));
+        assert_eq!(found.because["wheels_twice"], "nccl", "{file}");
+        assert_eq!(found.severity, "warning");
+    }
+    // The mixed environment names every doubled library, and its wheels.
+    let r = audit("collect_env_libraries_torch2121cu132_cu12_and_cu13_wheels.txt");
+    let twice: Vec<&str> = r.facts["wheels_twice"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(
+        ["cublas", "cudnn", "cusparselt", "nccl"]
+            .iter()
+            .all(|l| twice.contains(l)),
+        "{twice:?}"
+    );
+    assert!(
+        r.facts["wheels_twice_installed"]
+            .to_string()
+            .contains("nvidia-nccl-cu13==2.29.7")
+    );
+    // Nothing else of that report is a known problem by the tables.
+    assert_eq!(ids(&r), ["pytorch/nccl-undefined-symbol"]);
+}
+
 #[test]
 fn an_error_the_report_itself_shows_is_a_finding() {
     // The user pasted PyTorch's error with their nvidia-smi header: the error is named
