@@ -82,11 +82,48 @@ impl Archive {
         keep: &dyn Fn(&str) -> bool,
         limits: &Limits,
     ) -> Result<Archive, Error> {
-        let mut tar = tar::Archive::new(Watch {
+        let tar = tar::Archive::new(Watch {
             inner: flate2::read::GzDecoder::new(reader),
             failed: None,
             left: limits.total_bytes,
         });
+        // Hashing takes about as long as inflating: a second thread hashes each chunk
+        // while this one inflates the next, so opening a bundle costs about the larger
+        // of the two rather than their sum.
+        std::thread::scope(|scope| {
+            let (to_hasher, chunks) = std::sync::mpsc::sync_channel::<Chunk>(8);
+            let (spare, spares) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
+            let hasher = scope.spawn(move || hash_members(chunks, spare));
+            let read = Archive::read_members(tar, keep, limits, &to_hasher, &spares);
+            drop(to_hasher);
+            let digests = hasher
+                .join()
+                .map_err(|_| Error::Archive("the hashing thread failed".into()))?;
+            let (mut archive, hashed) = read?;
+            if digests.len() != hashed.len() {
+                return Err(Error::Archive("the hashing thread lost a member".into()));
+            }
+            for (path, digest) in hashed.iter().zip(digests) {
+                if let Some(m) = archive.members.get_mut(path) {
+                    m.sha256 = digest;
+                }
+            }
+            Ok(archive)
+        })
+    }
+
+    /// The reading half of [`Archive::read_with_limits`]: every member's bytes go to the
+    /// hashing thread as [`Chunk`]s; returns the archive (hashes not yet filled in) and
+    /// the paths of the hashed members in the order they were sent.
+    fn read_members<R: Read>(
+        mut tar: tar::Archive<Watch<R>>,
+        keep: &dyn Fn(&str) -> bool,
+        limits: &Limits,
+        to_hasher: &std::sync::mpsc::SyncSender<Chunk>,
+        spares: &std::sync::mpsc::Receiver<Vec<u8>>,
+    ) -> Result<(Archive, Vec<String>), Error> {
+        let mut hashed = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let mut members = BTreeMap::new();
         let mut manifest_bytes = None;
         let mut order: Vec<String> = Vec::new();
@@ -134,22 +171,35 @@ impl Archive {
                 )));
             }
             let wanted = path == MANIFEST || keep(&path);
+            // The manifest is read, never hashed (it holds the hashes).
+            let hash = path != MANIFEST;
             let mut data = Vec::new();
-            let mut hasher = Sha256::new();
-            let mut buf = [0u8; 64 * 1024];
+            if wanted {
+                // The header's size is bounded above; the content may still fall short.
+                data.reserve_exact(usize::try_from(size).unwrap_or(0));
+            }
             let mut read = 0u64;
             loop {
-                let n = entry.read(&mut buf).map_err(|e| Error::Member {
+                let mut buf = spares
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(CHUNK_BYTES));
+                // Spare buffers come back full-length: only a new one is zeroed.
+                buf.resize(CHUNK_BYTES, 0);
+                let n = fill(&mut entry, &mut buf).map_err(|e| Error::Member {
                     member: path.clone(),
                     problem: format!("truncated or corrupt archive: {e}"),
                 })?;
-                if n == 0 {
-                    break;
-                }
                 read += n as u64;
-                hasher.update(&buf[..n]);
                 if wanted {
                     data.extend_from_slice(&buf[..n]);
+                }
+                if hash && n > 0 {
+                    to_hasher
+                        .send(Chunk::Data(buf, n))
+                        .map_err(|_| Error::Archive("the hashing thread stopped".into()))?;
+                }
+                if n < CHUNK_BYTES {
+                    break;
                 }
             }
             if read != size {
@@ -158,7 +208,7 @@ impl Archive {
                     problem: "truncated archive".into(),
                 });
             }
-            if order.contains(&path) {
+            if !seen.insert(path.clone()) {
                 return Err(Error::Member {
                     member: path,
                     problem: "appears twice in the archive".into(),
@@ -168,12 +218,15 @@ impl Archive {
             if path == MANIFEST {
                 manifest_bytes = Some(data);
             } else {
-                let sha256 = hex(&hasher.finalize());
+                to_hasher
+                    .send(Chunk::End)
+                    .map_err(|_| Error::Archive("the hashing thread stopped".into()))?;
+                hashed.push(path.clone());
                 members.insert(
                     path,
                     Member {
                         size,
-                        sha256,
+                        sha256: String::new(),
                         data: wanted.then_some(data),
                     },
                 );
@@ -192,11 +245,14 @@ impl Archive {
         }
         let manifest_bytes = manifest_bytes
             .ok_or_else(|| Error::Manifest(format!("the archive has no {MANIFEST}")))?;
-        Ok(Archive {
-            members,
-            manifest_bytes,
-            order,
-        })
+        Ok((
+            Archive {
+                members,
+                manifest_bytes,
+                order,
+            },
+            hashed,
+        ))
     }
 
     /// Parses the manifest, refusing an unknown `format_version` before looking at
@@ -316,6 +372,51 @@ fn safe_path(path: &str) -> bool {
         && path
             .split('/')
             .all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// What the reading thread sends the hashing thread: a member's next bytes, or its end.
+enum Chunk {
+    /// A buffer and how many of its bytes are the member's.
+    Data(Vec<u8>, usize),
+    End,
+}
+
+/// Bytes read and hashed at a time.
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// The hashing thread: the lower-case hex sha256 of each member, in order, from its
+/// chunks; each chunk's buffer goes back to the reader for reuse.
+fn hash_members(
+    chunks: std::sync::mpsc::Receiver<Chunk>,
+    spare: std::sync::mpsc::SyncSender<Vec<u8>>,
+) -> Vec<String> {
+    let mut digests = Vec::new();
+    let mut hasher = Sha256::new();
+    for chunk in chunks {
+        match chunk {
+            Chunk::Data(buf, n) => {
+                hasher.update(&buf[..n]);
+                // The reader allocates another when none is spare.
+                let _ = spare.try_send(buf);
+            }
+            Chunk::End => digests.push(hex(&std::mem::take(&mut hasher).finalize())),
+        }
+    }
+    digests
+}
+
+/// Reads into `buf` until it is full or the member ends; the number of bytes read.
+fn fill(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match reader.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// Lower-case hex of some bytes.
