@@ -194,9 +194,12 @@ pub(crate) fn measure(cmd: &mut Command) -> Result<Measured> {
 fn measure_direct(cmd: &mut Command) -> Result<Measured> {
     // A file, not a pipe: nothing has to drain it while we wait.
     let mut stderr_file = tempfile::tempfile().context("a temporary file for stderr")?;
+    // Standard output to a file too, not /dev/null: GNU grep notices /dev/null and stops
+    // at its first match, which made the grep baseline absurdly fast.
+    let stdout_file = tempfile::tempfile().context("a temporary file for stdout")?;
     let start = Instant::now();
     let child = cmd
-        .stdout(std::process::Stdio::null())
+        .stdout(stdout_file)
         .stderr(stderr_file.try_clone()?)
         .spawn()
         .context("cannot start")?;
