@@ -25,13 +25,8 @@ pub struct Args {
     /// Language of notes and fixes (`en` or `zh`).
     #[arg(long, default_value = "en", value_parser = ["en", "zh"])]
     pub lang: String,
-    /// A bundle to audit against (verified first); default: the data directory.
-    #[arg(long, value_name = "PATH")]
-    pub bundle: Option<PathBuf>,
-    /// The data directory when there is no `--bundle` (default: `data_dir` from
-    /// `errata.toml`, else `data`, else the knowledge base built into errata).
-    #[arg(long, value_name = "DIR")]
-    pub data: Option<PathBuf>,
+    #[command(flatten)]
+    pub knowledge: super::common::KnowledgeArgs,
 }
 
 /// Output formats.
@@ -91,7 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let knowledge = super::common::Knowledge::load(args.bundle.as_deref(), args.data)?;
+    let knowledge = args.knowledge.load()?;
     let zh = args.lang == "zh";
     let report = errata_audit::audit(&text, knowledge.index(), zh);
     let mut out = std::io::stdout().lock();

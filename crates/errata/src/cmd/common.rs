@@ -210,6 +210,26 @@ pub fn data_or_embedded(data: Option<PathBuf>) -> Result<DataDir> {
     })
 }
 
+/// Where an answering command (`match`, `decode`, `incidents`, `audit`, `mcp`) takes
+/// its knowledge from: the same two options on each.
+#[derive(clap::Args)]
+pub struct KnowledgeArgs {
+    /// A bundle to answer from (verified first); default: the data directory.
+    #[arg(long, value_name = "PATH")]
+    pub bundle: Option<PathBuf>,
+    /// The data directory when there is no `--bundle` (default: `data_dir` from
+    /// `errata.toml`, else `data`, else the knowledge base built into errata).
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+}
+
+impl KnowledgeArgs {
+    /// [`Knowledge::load`] from these options.
+    pub fn load(&self) -> Result<Knowledge> {
+        Knowledge::load(self.bundle.as_deref(), self.data.clone())
+    }
+}
+
 /// The knowledge an answering command (`match`, `decode`, `incidents`, `audit`) works from: a
 /// verified bundle, or the entries of a data directory (or of the knowledge base built
 /// into errata when there is none here).

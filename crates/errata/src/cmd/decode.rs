@@ -3,7 +3,6 @@
 //! has it, 1 none does, 2 bad input or tool failure.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use errata_consumer::Entry;
@@ -22,14 +21,8 @@ pub struct Args {
     /// "description", "entry"}]}`).
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
-    /// A bundle whose entries the meanings link to (verified first); default: the data
-    /// directory.
-    #[arg(long, value_name = "PATH")]
-    pub bundle: Option<PathBuf>,
-    /// The data directory when there is no `--bundle` (default: `data_dir` from
-    /// `errata.toml`, else `data`, else the knowledge base built into errata).
-    #[arg(long, value_name = "DIR")]
-    pub data: Option<PathBuf>,
+    #[command(flatten)]
+    pub knowledge: super::common::KnowledgeArgs,
 }
 
 /// Output formats.
@@ -66,7 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// The entries meanings link to: the bundle's, the data directory's, or those of the
 /// knowledge base built into errata when there is no data directory here.
 fn entries(args: &Args) -> anyhow::Result<Vec<Entry>> {
-    let knowledge = super::common::Knowledge::load(args.bundle.as_deref(), args.data.clone())?;
+    let knowledge = args.knowledge.load()?;
     Ok(knowledge.index().entries().to_vec())
 }
 

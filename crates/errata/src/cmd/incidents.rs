@@ -25,13 +25,8 @@ pub struct Args {
     /// carry wall-clock times.
     #[arg(long, default_value_t = 30.0, value_name = "MINUTES")]
     pub window: f64,
-    /// A bundle to match against (verified first); default: the data directory.
-    #[arg(long, value_name = "PATH")]
-    pub bundle: Option<PathBuf>,
-    /// The data directory when there is no `--bundle` (default: `data_dir` from
-    /// `errata.toml`, else `data`, else the knowledge base built into errata).
-    #[arg(long, value_name = "DIR")]
-    pub data: Option<PathBuf>,
+    #[command(flatten)]
+    pub knowledge: super::common::KnowledgeArgs,
 }
 
 /// Output formats.
@@ -70,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             String::from_utf8_lossy(&bytes).into_owned(),
         ));
     }
-    let knowledge = super::common::Knowledge::load(args.bundle.as_deref(), args.data)?;
+    let knowledge = args.knowledge.load()?;
     let logs: Vec<Log<'_>> = texts
         .iter()
         .map(|(name, text)| Log { name, text })

@@ -18,13 +18,8 @@ use errata_load::KnowledgeBase;
 pub struct Args {
     /// The log to scan; `-` or nothing reads standard input.
     pub file: Option<PathBuf>,
-    /// A bundle to match against (verified first); default: the data directory.
-    #[arg(long, value_name = "PATH")]
-    pub bundle: Option<PathBuf>,
-    /// The data directory when there is no `--bundle` (default: `data_dir` from
-    /// `errata.toml`, else `data`).
-    #[arg(long, value_name = "DIR")]
-    pub data: Option<PathBuf>,
+    #[command(flatten)]
+    pub knowledge: super::common::KnowledgeArgs,
     /// Output: `human`, or `json` (one JSON object per match and line: JSON Lines).
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
@@ -71,7 +66,7 @@ pub enum Format {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let lang = Lang::parse(&args.lang).unwrap_or_default();
-    let knowledge = super::common::Knowledge::load(args.bundle.as_deref(), args.data)?;
+    let knowledge = args.knowledge.load()?;
     let index: &Index = knowledge.index();
 
     let stdout = std::io::stdout();

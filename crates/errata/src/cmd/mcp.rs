@@ -42,13 +42,8 @@ use rmcp::{
 /// Arguments.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A bundle to answer from (verified first); default: the data directory.
-    #[arg(long, value_name = "PATH")]
-    pub bundle: Option<PathBuf>,
-    /// The data directory when there is no `--bundle` (default: `data_dir` from
-    /// `errata.toml`, else `data`).
-    #[arg(long, value_name = "DIR")]
-    pub data: Option<PathBuf>,
+    #[command(flatten)]
+    pub knowledge: super::common::KnowledgeArgs,
     /// Where `report_outcome` writes its records (`<DIR>/<domain>/<slug>.jsonl`, the
     /// layout of `data/outcomes/`).
     #[arg(long, value_name = "DIR", default_value = "errata-outcomes")]
@@ -63,7 +58,7 @@ const MAX_TEXT_BYTES: usize = 16 << 20;
 const ENTRY_URI: &str = "errata://entry/";
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (bundle, _scratch) = match args.bundle {
+    let (bundle, _scratch) = match args.knowledge.bundle {
         Some(path) => (
             Bundle::open_keeping(&path, &[DATABASE])
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
@@ -71,7 +66,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ),
         None => {
             let scratch = tempfile::tempdir().context("cannot create a temporary directory")?;
-            let Some(path) = super::bundle::write_checked(args.data, scratch.path())? else {
+            let Some(path) = super::bundle::write_checked(args.knowledge.data, scratch.path())?
+            else {
                 return Ok(ExitCode::from(1));
             };
             let bundle = Bundle::open_keeping(&path, &[DATABASE])
