@@ -99,12 +99,15 @@ impl Archive {
             let digests = hasher
                 .join()
                 .map_err(|_| Error::Archive("the hashing thread failed".into()))?;
-            let (mut archive, hashed) = read?;
-            if digests.len() != hashed.len() {
+            let mut archive = read?;
+            // Every member but the manifest was hashed, in archive order.
+            let Archive { members, order, .. } = &mut archive;
+            let hashed = order.iter().filter(|p| p.as_str() != MANIFEST);
+            if digests.len() != hashed.clone().count() {
                 return Err(Error::Archive("the hashing thread lost a member".into()));
             }
-            for (path, digest) in hashed.iter().zip(digests) {
-                if let Some(m) = archive.members.get_mut(path) {
+            for (path, digest) in hashed.zip(digests) {
+                if let Some(m) = members.get_mut(path) {
                     m.sha256 = digest;
                 }
             }
@@ -113,16 +116,14 @@ impl Archive {
     }
 
     /// The reading half of [`Archive::read_with_limits`]: every member's bytes go to the
-    /// hashing thread as [`Chunk`]s; returns the archive (hashes not yet filled in) and
-    /// the paths of the hashed members in the order they were sent.
+    /// hashing thread as [`Chunk`]s; returns the archive, its hashes not yet filled in.
     fn read_members<R: Read>(
         mut tar: tar::Archive<Watch<R>>,
         keep: &dyn Fn(&str) -> bool,
         limits: &Limits,
         to_hasher: &std::sync::mpsc::SyncSender<Chunk>,
         spares: &std::sync::mpsc::Receiver<Vec<u8>>,
-    ) -> Result<(Archive, Vec<String>), Error> {
-        let mut hashed = Vec::new();
+    ) -> Result<Archive, Error> {
         let mut seen = std::collections::HashSet::new();
         let mut members = BTreeMap::new();
         let mut manifest_bytes = None;
@@ -221,7 +222,6 @@ impl Archive {
                 to_hasher
                     .send(Chunk::End)
                     .map_err(|_| Error::Archive("the hashing thread stopped".into()))?;
-                hashed.push(path.clone());
                 members.insert(
                     path,
                     Member {
@@ -245,14 +245,11 @@ impl Archive {
         }
         let manifest_bytes = manifest_bytes
             .ok_or_else(|| Error::Manifest(format!("the archive has no {MANIFEST}")))?;
-        Ok((
-            Archive {
-                members,
-                manifest_bytes,
-                order,
-            },
-            hashed,
-        ))
+        Ok(Archive {
+            members,
+            manifest_bytes,
+            order,
+        })
     }
 
     /// Parses the manifest, refusing an unknown `format_version` before looking at
