@@ -130,7 +130,15 @@ impl Matcher {
     /// too long, too big once compiled, matches the empty string); never panics and
     /// never allocates without bound.
     pub fn new(patterns: &[Pattern]) -> Result<Matcher, Vec<(usize, String)>> {
-        let (matcher, errors) = Matcher::build(patterns)?;
+        Matcher::without_errors(Matcher::build(patterns))
+    }
+
+    /// The matcher, when no pattern was refused.
+    #[allow(clippy::type_complexity)]
+    fn without_errors(
+        built: Result<(Matcher, Vec<(usize, String)>), Vec<(usize, String)>>,
+    ) -> Result<Matcher, Vec<(usize, String)>> {
+        let (matcher, errors) = built?;
         if errors.is_empty() {
             Ok(matcher)
         } else {
@@ -167,12 +175,7 @@ impl Matcher {
     /// refuse (too big, or matching the empty string, which `errata check` reports)
     /// never matches instead.
     pub fn new_lazy(patterns: &[Pattern]) -> Result<Matcher, Vec<(usize, String)>> {
-        let (matcher, errors) = Matcher::build_with(patterns, true, AhoCorasickKind::DFA)?;
-        if errors.is_empty() {
-            Ok(matcher)
-        } else {
-            Err(errors)
-        }
+        Matcher::without_errors(Matcher::build_with(patterns, true, AhoCorasickKind::DFA))
     }
 
     #[allow(clippy::type_complexity)]
