@@ -186,9 +186,9 @@ fn unknown(v: &str) -> bool {
 /// The facts of `text` (one report or several, in any order).
 pub fn read(text: &str) -> Facts {
     let mut f = Facts::default();
-    // NVIDIA library wheels by package name (collect_env lists one in both `[pip3]` and
-    // `[conda]`: one package, named twice).
-    let mut wheels: std::collections::BTreeMap<String, String> = Default::default();
+    // NVIDIA library wheels, by library and then package name (collect_env lists one in
+    // both `[pip3]` and `[conda]`: one package, named twice).
+    let mut wheels: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut cpu_build = false;
     let mut in_gpu_list = false;
     for raw in text.lines() {
@@ -313,8 +313,12 @@ pub fn read(text: &str) -> Facts {
             }
             // Wheel names compare after PEP 503 normalisation (`nvidia_nccl_cu12`).
             let name = name.replace(['_', '.'], "-");
-            if nvidia_library(&name).is_some() {
-                wheels.entry(name).or_insert_with(|| version.to_string());
+            if let Some(library) = nvidia_library(&name) {
+                wheels
+                    .entry(library.to_string())
+                    .or_default()
+                    .entry(name)
+                    .or_insert_with(|| version.to_string());
             }
         }
     }
@@ -335,19 +339,14 @@ pub fn read(text: &str) -> Facts {
     if cpu_build && f.torch.is_some() && f.torch_cuda.is_none() {
         f.torch_cuda = Some("none".into());
     }
-    let mut by_library: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
-    for (name, version) in &wheels {
-        if let Some(library) = nvidia_library(name) {
-            by_library
-                .entry(library)
-                .or_default()
-                .push(format!("{name}=={version}"));
-        }
-    }
-    for (library, installed) in by_library {
+    for (library, installed) in wheels {
         if installed.len() > 1 {
-            f.wheels_twice.push(library.to_string());
-            f.wheels_twice_installed.extend(installed);
+            f.wheels_twice.push(library);
+            f.wheels_twice_installed.extend(
+                installed
+                    .iter()
+                    .map(|(name, version)| format!("{name}=={version}")),
+            );
         }
     }
     f
