@@ -20,6 +20,13 @@ fn write_bundle(cwd: &Path, data: &Path, out: &Path, extra: &[&str]) -> (i32, St
     errata(cwd, &args)
 }
 
+/// `errata bundle` of `data` into `out`, run from `cwd`, which must succeed: the bundle.
+fn bundled(cwd: &Path, data: &Path, out: &Path) -> PathBuf {
+    let (code, log) = write_bundle(cwd, data, out, &[]);
+    assert_eq!(code, 0, "{log}");
+    out.join("errata-1.0.0.tar.gz")
+}
+
 /// A copy of `data/` in `dir/data`, and an empty working directory `dir/elsewhere`
 /// (no `schema/`, no `errata.toml`).
 fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
@@ -33,10 +40,7 @@ fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
 #[test]
 fn bundle_a_data_directory_from_another_working_directory() {
     let (dir, data, elsewhere) = scratch();
-    let out = dir.path().join("out");
-    let (code, log) = write_bundle(&elsewhere, &data, &out, &[]);
-    assert_eq!(code, 0, "{log}");
-    let bundle = out.join("errata-1.0.0.tar.gz");
+    let bundle = bundled(&elsewhere, &data, &dir.path().join("out"));
     let (code, log) = errata(&elsewhere, &["bundle", "verify", s(&bundle)]);
     assert_eq!(code, 0, "{log}");
 
@@ -82,12 +86,11 @@ fn build_a_data_directory_from_another_working_directory() {
 fn verify_a_bundle_away_from_its_checksum_file() {
     let (dir, data, elsewhere) = scratch();
     let out = dir.path().join("out");
-    let (code, log) = write_bundle(&elsewhere, &data, &out, &[]);
-    assert_eq!(code, 0, "{log}");
+    let bundle = bundled(&elsewhere, &data, &out);
     // Downloaded on its own: no SHA256SUMS beside it. Verification fails and says how
     // to name the checksum file; with --sums it passes.
     let alone = elsewhere.join("errata-1.0.0.tar.gz");
-    std::fs::copy(out.join("errata-1.0.0.tar.gz"), &alone).unwrap();
+    std::fs::copy(&bundle, &alone).unwrap();
     let (code, log) = errata(&elsewhere, &["bundle", "verify", s(&alone)]);
     assert_eq!(code, 1, "{log}");
     assert!(
@@ -112,7 +115,7 @@ fn verify_a_bundle_away_from_its_checksum_file() {
 }
 
 /// The text of member `name` of a gzipped bundle.
-fn member_text(bundle: &std::path::Path, name: &str) -> Option<String> {
+fn member_text(bundle: &Path, name: &str) -> Option<String> {
     let file = std::fs::File::open(bundle).unwrap();
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
     for member in archive.entries().unwrap() {
@@ -126,24 +129,25 @@ fn member_text(bundle: &std::path::Path, name: &str) -> Option<String> {
     None
 }
 
+/// A bundle's `manifest.json`.
+fn manifest_of(bundle: &Path) -> serde_json::Value {
+    serde_json::from_str(&member_text(bundle, "manifest.json").expect("a manifest")).expect("JSON")
+}
+
 /// The knowledge base's licence travels in the bundle (downstream tools consume the
 /// data, not the repository), byte for byte, the manifest names it by its SPDX id, and
 /// the site says under which licence.
 #[test]
 fn the_data_licence_is_in_the_bundle_and_on_the_site() {
     let (dir, data, elsewhere) = scratch();
-    let out = dir.path().join("out");
-    let (code, log) = write_bundle(&elsewhere, &data, &out, &[]);
-    assert_eq!(code, 0, "{log}");
-    let bundle = out.join("errata-1.0.0.tar.gz");
+    let bundle = bundled(&elsewhere, &data, &dir.path().join("out"));
     let expected = std::fs::read_to_string(repo().join("data/LICENSE")).unwrap();
     assert!(expected.contains("CC BY 4.0"));
     assert_eq!(
         member_text(&bundle, "LICENSE").as_deref(),
         Some(expected.as_str())
     );
-    let manifest: serde_json::Value =
-        serde_json::from_str(&member_text(&bundle, "manifest.json").unwrap()).unwrap();
+    let manifest = manifest_of(&bundle);
     assert_eq!(manifest["format_version"], 2);
     assert_eq!(manifest["license"], "CC-BY-4.0", "{manifest}");
     let (code, log) = errata(&elsewhere, &["bundle", "verify", s(&bundle)]);
@@ -151,26 +155,17 @@ fn the_data_licence_is_in_the_bundle_and_on_the_site() {
 
     // A licence text without an SPDX line travels as text, and the manifest says null;
     // no LICENSE at all, neither.
-    let other = dir.path().join("other");
     std::fs::write(data.join("LICENSE"), "All rights reserved.\n").unwrap();
-    let (code, log) = write_bundle(&elsewhere, &data, &other, &[]);
-    assert_eq!(code, 0, "{log}");
-    let bundle = other.join("errata-1.0.0.tar.gz");
-    let manifest: serde_json::Value =
-        serde_json::from_str(&member_text(&bundle, "manifest.json").unwrap()).unwrap();
+    let bundle = bundled(&elsewhere, &data, &dir.path().join("other"));
+    let manifest = manifest_of(&bundle);
     assert_eq!(manifest["license"], serde_json::Value::Null, "{manifest}");
     assert_eq!(
         member_text(&bundle, "LICENSE").as_deref(),
         Some("All rights reserved.\n")
     );
     std::fs::remove_file(data.join("LICENSE")).unwrap();
-    let none = dir.path().join("none");
-    let (code, log) = write_bundle(&elsewhere, &data, &none, &[]);
-    assert_eq!(code, 0, "{log}");
-    assert_eq!(
-        member_text(&none.join("errata-1.0.0.tar.gz"), "LICENSE"),
-        None
-    );
+    let bundle = bundled(&elsewhere, &data, &dir.path().join("none"));
+    assert_eq!(member_text(&bundle, "LICENSE"), None);
     std::fs::write(data.join("LICENSE"), &expected).unwrap();
 
     for licence in ["LICENSE-MIT", "LICENSE-APACHE"] {
