@@ -238,6 +238,30 @@ fn action_steps() -> (BTreeMap<String, String>, Vec<Step>) {
     parse_action(&text)
 }
 
+/// The step `id` of `action.yml` as a bash script: strict mode, its `env:` exported with
+/// `inputs` substituted, then `extra` exported (the runner's own variables), then its
+/// `run`.
+fn step_script(
+    steps: &[Step],
+    id: &str,
+    inputs: &BTreeMap<String, String>,
+    extra: &[(&str, &str)],
+) -> String {
+    let step = steps
+        .iter()
+        .find(|s| s.id == id)
+        .unwrap_or_else(|| panic!("a step with id: {id} in action.yml"));
+    let mut script = String::from("set -euo pipefail\n");
+    for (k, v) in &step.env {
+        let v = substitute(v, inputs);
+        script += &format!("export {k}='{}'\n", v.replace('\'', r"'\''"));
+    }
+    for (k, v) in extra {
+        script += &format!("export {k}='{v}'\n");
+    }
+    script + &step.run
+}
+
 /// The check step of `action.yml` as a bash script, `overrides` on top of the inputs'
 /// defaults, run in `dir` with this build of errata on PATH.
 fn run_action(dir: &Path, overrides: &[(&str, &str)]) -> Output {
@@ -246,16 +270,7 @@ fn run_action(dir: &Path, overrides: &[(&str, &str)]) -> Output {
         assert!(inputs.contains_key(*k), "action.yml has no input {k}");
         inputs.insert(k.to_string(), v.to_string());
     }
-    let check = steps
-        .iter()
-        .find(|s| s.id == "check")
-        .expect("a step with id: check in action.yml");
-    let mut script = String::from("set -euo pipefail\n");
-    for (k, v) in &check.env {
-        let v = substitute(v, &inputs);
-        script += &format!("export {k}='{}'\n", v.replace('\'', r"'\''"));
-    }
-    script += &check.run;
+    let script = step_script(&steps, "check", &inputs, &[]);
     let home = tempfile::tempdir().unwrap();
     Command::new("bash")
         .arg("-c")
@@ -299,19 +314,7 @@ fn action_yml_declares_its_inputs_and_steps() {
 /// what it wrote to GITHUB_OUTPUT and to GITHUB_PATH.
 fn run_download(home: &Path, env: &[(&str, &str)]) -> (Output, String, String) {
     let (inputs, steps) = action_steps();
-    let step = steps
-        .iter()
-        .find(|s| s.id == "download")
-        .expect("a step with id: download in action.yml");
-    let mut script = String::from("set -euo pipefail\n");
-    for (k, v) in &step.env {
-        let v = substitute(v, &inputs);
-        script += &format!("export {k}='{}'\n", v.replace('\'', r"'\''"));
-    }
-    for (k, v) in env {
-        script += &format!("export {k}='{v}'\n");
-    }
-    script += &step.run;
+    let script = step_script(&steps, "download", &inputs, env);
     let (output, path) = (home.join("output"), home.join("path"));
     let _ = std::fs::remove_file(&output);
     let _ = std::fs::remove_file(&path);
