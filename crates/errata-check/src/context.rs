@@ -20,8 +20,9 @@ pub(crate) struct Ctx<'a> {
     /// knowledge base loaded from memory), to tell whether a link target leaves it.
     pub canonical_root: Option<std::path::PathBuf>,
     /// Every entry's regex: whether it compiles, matches its own signature, and which
-    /// signatures it matches.
-    pub regexes: Regexes,
+    /// signatures it matches. Built on first use ([`Ctx::regexes`]): the rules that do
+    /// not need it run while it is built (`rules::run_all`).
+    regexes: std::sync::OnceLock<Regexes>,
 }
 
 impl<'a> Ctx<'a> {
@@ -45,7 +46,6 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|a| (crate::rules::normalize_path(&a.path), a))
             .collect();
-        let regexes = Regexes::new(kb);
         let canonical_root = kb.root.canonicalize().ok();
         Ctx {
             kb,
@@ -54,8 +54,13 @@ impl<'a> Ctx<'a> {
             article_ids,
             article_paths,
             canonical_root,
-            regexes,
+            regexes: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The compiled regexes, built by the first caller (another caller waits for it).
+    pub fn regexes(&self) -> &Regexes {
+        self.regexes.get_or_init(|| Regexes::new(self.kb))
     }
 
     /// Whether an entry id exists.

@@ -18,12 +18,13 @@
 
 use errata_model::{Anchor, Diagnostic, cuda_errors};
 
-use super::{EntryInput, diag, entry_index};
+use super::{diag, entry_index};
 use crate::context::Ctx;
+use errata_load::EntryDoc;
 
 const RULE: &str = "error-string-mismatch";
 
-pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
     let Some(code) = doc.entry.as_ref().and_then(|e| e.error_code.as_deref()) else {
         return;
     };
@@ -32,11 +33,11 @@ pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic
     let Some(text) = cuda_errors::runtime_string(name) else {
         return;
     };
-    let Some(i) = entry_index(cx, doc.doc) else {
+    let Some(i) = entry_index(cx, doc) else {
         return;
     };
     // `None`: no regex, or one that does not compile (`regex-invalid` says so).
-    let matches = |s: &str| cx.regexes.entry_matches(i, s);
+    let matches = |s: &str| cx.regexes().entry_matches(i, s);
     if matches(text) == Some(false) && matches(name) == Some(false) {
         out.push(
             diag(

@@ -7,7 +7,6 @@
 //! regex that matches the empty string (`x*`, `(a|)`) is refused too: it would match
 //! every line of every log.
 
-use super::EntryInput;
 use errata_load::EntryDoc;
 use errata_model::{Anchor, Diagnostic};
 
@@ -15,7 +14,7 @@ use super::diag;
 use crate::context::Ctx;
 use crate::regexes::RegexStatus;
 
-pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
     if let Some(RegexStatus::Invalid(why)) = regex_status(cx, doc) {
         let first_line = why.lines().last().unwrap_or(why).trim().to_string();
         out.push(
@@ -27,7 +26,7 @@ pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic
 
 /// What the context recorded about an entry's regex, looked up by its position.
 pub(super) fn regex_status<'c>(cx: &'c Ctx<'_>, doc: &EntryDoc) -> Option<&'c RegexStatus> {
-    cx.regexes
+    cx.regexes()
         .status
         .get(super::entry_index(cx, doc)?)?
         .as_ref()

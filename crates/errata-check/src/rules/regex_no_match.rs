@@ -3,7 +3,7 @@
 //! The regex is what log scanners use to recognise the error; if it does not even match
 //! the canonical message, it will not match real logs.
 
-use super::EntryInput;
+use errata_load::EntryDoc;
 use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
@@ -11,7 +11,7 @@ use super::regex_invalid::regex_status;
 use crate::context::Ctx;
 use crate::regexes::RegexStatus;
 
-pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryDoc, out: &mut Vec<Diagnostic>) {
     let (
         Some(e),
         Some(RegexStatus::Valid {

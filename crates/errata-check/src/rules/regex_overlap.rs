@@ -25,7 +25,7 @@ pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
         .enumerate()
         .flat_map_iter(|(j, doc)| {
             let target = doc.entry.as_ref().filter(|e| !e.signature.is_empty());
-            let owners = target.map_or_else(Vec::new, |t| cx.regexes.matching(&t.signature));
+            let owners = target.map_or_else(Vec::new, |t| cx.regexes().matching(&t.signature));
             owners.into_iter().filter_map(move |i| {
                 let target = target?;
                 let owner = entries[i].entry.as_ref()?;

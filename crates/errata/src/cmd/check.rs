@@ -111,6 +111,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let failing = diagnostics
         .iter()
         .any(|d| d.severity == Severity::Error || args.deny_warnings);
+    // The process ends here: freeing the knowledge base one allocation at a time (11,000
+    // files' texts, typed entries and line tables) would only delay the exit the
+    // operating system does at once.
+    std::mem::forget(kb);
     Ok(if failing {
         ExitCode::from(1)
     } else {
