@@ -4,7 +4,7 @@
 //! itself from a release build, since parts of it time code inside this process.
 //!
 //! 1. `errata check` on a generated corpus (default 10,000 entries + 1,000 articles):
-//!    wall time (median of 3) and peak RSS of the release binary, against two baselines:
+//!    wall time (median of five runs after one uncounted) and peak RSS of the release binary, against two baselines:
 //!    reading every file (the I/O floor) and Python's `json.load` of every entry (the
 //!    floor of any Python validator).
 //! 2. Matching (`bench_match`): throughput on one thread and on one per core (what
@@ -348,13 +348,90 @@ fn check_bench(bin: &Path, corpus: &Path) -> Result<CheckRun> {
         }
     );
     let deadends = repo_root().join("target/bench/deadends");
-    if !deadends.is_dir() {
+    if deadends.join("generator/validate.py").is_file() {
+        deadends_bench(bin, &deadends)?;
+    } else {
         println!(
-            "  deadends.dev's validator on its own corpus: not measured ({} absent)",
+            "  deadends.dev's validator on its own corpus: not measured ({} absent; a clone of github.com/dbwls99706/deadends.dev goes there)",
             deadends.display()
         );
     }
     Ok(run)
+}
+
+/// deadends.dev's validator (`python3 -m generator.validate --data-only`, which needs
+/// the `jsonschema` package) on its own canons, against `errata check` on the same
+/// number of errata entries (each validator on valid data of its own format) and on the
+/// canons themselves, laid out as entries. The canons are not errata's schema, so that
+/// last run reports a hundred thousand schema errors and spends most of its time
+/// printing them: a figure for the record, not the target's.
+fn deadends_bench(bin: &Path, deadends: &Path) -> Result<()> {
+    let canons = all_files(&deadends.join("data/canons"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect::<Vec<_>>();
+    let theirs = measure(
+        Command::new("python3")
+            .args(["-m", "generator.validate", "--data-only"])
+            .current_dir(deadends),
+    )?;
+    if theirs.code != 0 {
+        println!(
+            "  deadends.dev's validator exited {} (is `jsonschema` installed?): not compared\n{}",
+            theirs.code,
+            theirs.stderr.lines().last().unwrap_or_default()
+        );
+        return Ok(());
+    }
+    let same_size = repo_root().join("target/bench/corpus-deadends-size");
+    crate::gen_corpus::generate(&same_size, canons.len(), 0, 42)?;
+    let ours = check_time(bin, &same_size)?;
+    println!(
+        "  deadends.dev's validator, {} canons  {:>9.1} ms   errata check on {} entries {:.1} ms = {:.0}x faster",
+        canons.len(),
+        ms(theirs.wall),
+        canons.len(),
+        ms(ours.wall),
+        ratio(theirs.wall, ours.wall)
+    );
+    println!(
+        "  target: >= 100x deadends.dev's validator  -> {}",
+        if ratio(theirs.wall, ours.wall) >= 100.0 {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+    // The canons as entries: signatures/<domain>/<slug>-<environment>.json.
+    let laid_out = repo_root().join("target/bench/deadends-as-entries");
+    let _ = std::fs::remove_dir_all(&laid_out);
+    let root = deadends.join("data/canons");
+    for canon in &canons {
+        let Ok(rel) = canon.strip_prefix(&root) else {
+            continue;
+        };
+        let mut parts = rel.iter().map(|p| p.to_string_lossy().into_owned());
+        let Some(domain) = parts.next() else { continue };
+        let name = parts.collect::<Vec<_>>().join("-");
+        let to = laid_out.join("signatures").join(domain).join(name);
+        std::fs::create_dir_all(to.parent().context("a parent")?)?;
+        std::fs::copy(canon, &to)?;
+    }
+    let mut walls = Vec::new();
+    for _ in 0..3 {
+        let m = measure(
+            Command::new(bin)
+                .args(["check", "--today", "2026-11-21"])
+                .arg(&laid_out),
+        )?;
+        walls.push(m.wall);
+    }
+    println!(
+        "  errata check on the canons themselves {:>9.1} ms = {:.0}x faster (every canon fails errata's schema: the time is mostly printing those errors)",
+        ms(median(walls.clone())),
+        ratio(theirs.wall, median(walls))
+    );
+    Ok(())
 }
 
 /// Every file under `dir`, sorted.

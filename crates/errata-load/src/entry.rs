@@ -107,26 +107,46 @@ impl EntryDoc {
 /// sign and three digits (`1e999`), or 300 digits in a row. Strings are not skipped: a
 /// false alarm costs one more parse of a file that is almost never there.
 fn may_overflow_f64(bytes: &[u8]) -> bool {
+    // Both shapes start with a digit, and most 16-byte stretches of an entry hold none:
+    // such a stretch is passed over whole (a test the compiler turns into a few vector
+    // instructions) unless a run of digits from the stretch before goes on into it.
+    const STRETCH: usize = 16;
     let mut digits = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b.is_ascii_digit() {
-            digits += 1;
-            if digits >= 300 {
-                return true;
-            }
+    let mut at = 0;
+    while at < bytes.len() {
+        let end = (at + STRETCH).min(bytes.len());
+        let stretch = &bytes[at..end];
+        if digits == 0
+            && stretch.len() == STRETCH
+            && !stretch
+                .iter()
+                .fold(false, |any, b| any | b.is_ascii_digit())
+        {
+            at = end;
             continue;
         }
-        if matches!(b, b'e' | b'E') && digits > 0 {
-            let rest = &bytes[i + 1..];
-            let rest = rest
-                .strip_prefix(b"+")
-                .or_else(|| rest.strip_prefix(b"-"))
-                .unwrap_or(rest);
-            if rest.len() >= 3 && rest[..3].iter().all(u8::is_ascii_digit) {
-                return true;
+        for i in at..end {
+            let b = bytes[i];
+            if b.is_ascii_digit() {
+                digits += 1;
+                if digits >= 300 {
+                    return true;
+                }
+                continue;
             }
+            if matches!(b, b'e' | b'E') && digits > 0 {
+                let rest = &bytes[i + 1..];
+                let rest = rest
+                    .strip_prefix(b"+")
+                    .or_else(|| rest.strip_prefix(b"-"))
+                    .unwrap_or(rest);
+                if rest.len() >= 3 && rest[..3].iter().all(u8::is_ascii_digit) {
+                    return true;
+                }
+            }
+            digits = 0;
         }
-        digits = 0;
+        at = end;
     }
     false
 }
@@ -136,6 +156,11 @@ const MAX_DEPTH: usize = 128;
 
 /// The offset of the first `[` or `{` nested deeper than [`MAX_DEPTH`], outside strings.
 fn too_deep(bytes: &[u8]) -> Option<usize> {
+    // Nesting never exceeds the number of `[` and `{` (strings included), which in an
+    // entry is a few dozen: then nothing is deeper, and the byte-by-byte walk is skipped.
+    if memchr::memchr2_iter(b'[', b'{', bytes).count() <= MAX_DEPTH {
+        return None;
+    }
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for (i, &b) in bytes.iter().enumerate() {
         if in_string {
@@ -188,5 +213,73 @@ fn strip_position(message: &str) -> String {
     match message.rfind(" at line ") {
         Some(i) => message[..i].to_string(),
         None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::{MAX_DEPTH, may_overflow_f64, too_deep};
+
+    /// The plain byte-by-byte form of [`may_overflow_f64`], which the fast one must agree
+    /// with everywhere.
+    fn may_overflow_plain(bytes: &[u8]) -> bool {
+        let mut digits = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b.is_ascii_digit() {
+                digits += 1;
+                if digits >= 300 {
+                    return true;
+                }
+                continue;
+            }
+            if matches!(b, b'e' | b'E') && digits > 0 {
+                let rest = &bytes[i + 1..];
+                let rest = rest
+                    .strip_prefix(b"+")
+                    .or_else(|| rest.strip_prefix(b"-"))
+                    .unwrap_or(rest);
+                if rest.len() >= 3 && rest[..3].iter().all(u8::is_ascii_digit) {
+                    return true;
+                }
+            }
+            digits = 0;
+        }
+        false
+    }
+
+    #[test]
+    fn the_overflow_scan_agrees_with_the_plain_one_at_every_offset() {
+        let texts: Vec<Vec<u8>> = vec![
+            b"{\"fail_rate\": 1e999}".to_vec(),
+            b"{\"a\": 12E+345, \"b\": \"text\"}".to_vec(),
+            b"{\"a\": 1.5e-3, \"note\": \"see 2e10 and e999\"}".to_vec(),
+            [&b"{\"n\": "[..], &b"7".repeat(299), &b"}"[..]].concat(),
+            [&b"{\"n\": "[..], &b"7".repeat(300), &b"}"[..]].concat(),
+            b"no digits at all in this rather long text, only words here".to_vec(),
+        ];
+        for text in texts {
+            // Every shift moves the interesting bytes across the 16-byte stretches.
+            for pad in 0..40 {
+                let shifted = [" ".repeat(pad).into_bytes(), text.clone()].concat();
+                assert_eq!(
+                    may_overflow_f64(&shifted),
+                    may_overflow_plain(&shifted),
+                    "{}",
+                    String::from_utf8_lossy(&shifted)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn nesting_is_found_only_past_the_limit() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(too_deep(nested(MAX_DEPTH).as_bytes()), None);
+        assert_eq!(too_deep(nested(MAX_DEPTH + 1).as_bytes()), Some(MAX_DEPTH));
+        // Many brackets side by side, or inside strings, are not depth.
+        let flat = "[]".repeat(500);
+        assert_eq!(too_deep(flat.as_bytes()), None);
+        let quoted = format!("[\"{}\"]", "[".repeat(500));
+        assert_eq!(too_deep(quoted.as_bytes()), None);
     }
 }

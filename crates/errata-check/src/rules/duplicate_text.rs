@@ -159,14 +159,31 @@ fn sentences(text: &str) -> Vec<String> {
 }
 
 fn push_sentence(out: &mut Vec<String>, raw: &str) {
-    let words: Vec<&str> = raw.split_whitespace().collect();
-    let han = raw.chars().filter(|&c| is_han(c)).count();
-    if words.len() < MIN_WORDS && han < MIN_HAN {
+    let mut joined = String::with_capacity(raw.len());
+    let mut words = 0;
+    for word in raw.split_whitespace() {
+        if words > 0 {
+            joined.push(' ');
+        }
+        joined.push_str(word);
+        words += 1;
+    }
+    if words < MIN_WORDS && raw.chars().filter(|&c| is_han(c)).count() < MIN_HAN {
         return;
     }
-    let joined = words.join(" ").to_lowercase();
-    let trimmed = joined.trim_end_matches(['.', '!', '?', '。', '！', '？', '；', ':', '：']);
-    out.push(trimmed.to_string());
+    // Most sentences are ASCII, lower-cased in place; `to_lowercase` knows the rest
+    // (a final sigma, for one).
+    let mut joined = if joined.is_ascii() {
+        joined.make_ascii_lowercase();
+        joined
+    } else {
+        joined.to_lowercase()
+    };
+    let kept = joined
+        .trim_end_matches(['.', '!', '?', '。', '！', '？', '；', ':', '：'])
+        .len();
+    joined.truncate(kept);
+    out.push(joined);
 }
 
 #[cfg(test)]
