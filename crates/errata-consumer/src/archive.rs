@@ -82,6 +82,30 @@ impl Archive {
         keep: &dyn Fn(&str) -> bool,
         limits: &Limits,
     ) -> Result<Archive, Error> {
+        Archive::read_inner(reader, keep, limits, None)
+    }
+
+    /// [`Archive::read_with_limits`], and the content of the kept member `name` is sent
+    /// to `to` as soon as it has been read, instead of being kept in the archive: a
+    /// caller can start working on it while the members after it are read. Nothing
+    /// vouches for those bytes until this returns `Ok` and [`Archive::problems`] is
+    /// empty. `to` is dropped when reading ends, so a receiver never waits forever.
+    pub(crate) fn read_handing_over(
+        reader: impl Read,
+        keep: &dyn Fn(&str) -> bool,
+        limits: &Limits,
+        name: &str,
+        to: std::sync::mpsc::SyncSender<Vec<u8>>,
+    ) -> Result<Archive, Error> {
+        Archive::read_inner(reader, keep, limits, Some((name, to)))
+    }
+
+    fn read_inner(
+        reader: impl Read,
+        keep: &dyn Fn(&str) -> bool,
+        limits: &Limits,
+        hand_over: Option<(&str, std::sync::mpsc::SyncSender<Vec<u8>>)>,
+    ) -> Result<Archive, Error> {
         let tar = tar::Archive::new(Watch {
             inner: flate2::read::GzDecoder::new(reader),
             failed: None,
@@ -94,7 +118,7 @@ impl Archive {
             let (to_hasher, chunks) = std::sync::mpsc::sync_channel::<Chunk>(8);
             let (spare, spares) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
             let hasher = scope.spawn(move || hash_members(chunks, spare));
-            let read = Archive::read_members(tar, keep, limits, &to_hasher, &spares);
+            let read = Archive::read_members(tar, keep, limits, &to_hasher, &spares, hand_over);
             drop(to_hasher);
             let digests = hasher
                 .join()
@@ -123,6 +147,7 @@ impl Archive {
         limits: &Limits,
         to_hasher: &std::sync::mpsc::SyncSender<Chunk>,
         spares: &std::sync::mpsc::Receiver<Vec<u8>>,
+        mut hand_over: Option<(&str, std::sync::mpsc::SyncSender<Vec<u8>>)>,
     ) -> Result<Archive, Error> {
         let mut seen = std::collections::HashSet::new();
         let mut members = BTreeMap::new();
@@ -222,12 +247,19 @@ impl Archive {
                 to_hasher
                     .send(Chunk::End)
                     .map_err(|_| Error::Archive("the hashing thread stopped".into()))?;
+                let mut data = wanted.then_some(data);
+                if hand_over.as_ref().is_some_and(|(name, _)| *name == path)
+                    && let (Some((_, to)), Some(bytes)) = (hand_over.take(), data.take())
+                {
+                    // A receiver that has gone away only loses the head start.
+                    let _ = to.send(bytes);
+                }
                 members.insert(
                     path,
                     Member {
                         size,
                         sha256: String::new(),
-                        data: wanted.then_some(data),
+                        data,
                     },
                 );
             }

@@ -194,6 +194,77 @@ fn both_formats_load_and_format_2_names_the_licence() {
     assert_eq!(new.manifest().license.as_deref(), Some("CC-BY-4.0"));
 }
 
+/// A bundle of `manifest.json`, `entries.json` and `extra.txt`, in that order, whose
+/// manifest lists `extra.txt` with the hash `extra_sha256` claims.
+fn bundle_with_extra(entries_json: &[u8], count: usize, extra_sha256: &str) -> Vec<u8> {
+    let extra = b"a member after the entries";
+    let manifest = serde_json::to_vec_pretty(&json!({
+        "format_version": 2, "name": "errata", "version": "1.2.3", "schema_version": "1.0.0",
+        "source_commit": null, "build_date": "1970-01-01T00:00:00Z", "license": null,
+        "counts": {"entries": count, "articles": 0, "translations": 0, "runs": 0},
+        "files": [
+            {"path": "entries.json", "size": entries_json.len(), "sha256": sha256_hex(entries_json)},
+            {"path": "extra.txt", "size": extra.len(), "sha256": extra_sha256}
+        ]
+    }))
+    .unwrap();
+    let mut tar = tar::Builder::new(Vec::new());
+    for (name, data) in [
+        ("manifest.json", manifest.as_slice()),
+        ("entries.json", entries_json),
+        ("extra.txt", extra.as_slice()),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        tar.append_data(&mut h, name, data).unwrap();
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&tar.into_inner().unwrap()).unwrap();
+    gz.finish().unwrap()
+}
+
+/// The entries are typed while the members after them are still read: that head start
+/// must not let a bundle open before every member has verified, nor change which
+/// problem is reported.
+#[test]
+fn entries_read_early_are_used_only_once_everything_verified() {
+    let entries = serde_json::to_vec(&sample()).unwrap();
+    let good = sha256_hex(b"a member after the entries");
+    let bundle = Bundle::from_bytes(&bundle_with_extra(&entries, sample().len(), &good)).unwrap();
+    assert_eq!(bundle.entries().len(), sample().len());
+    // A member after the entries that differs from the manifest fails the whole bundle.
+    let err = Bundle::from_bytes(&bundle_with_extra(
+        &entries,
+        sample().len(),
+        &"0".repeat(64),
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("member `extra.txt`") && err.contains("sha256"),
+        "{err}"
+    );
+    // Entries that do not parse are reported after the archive's own problems...
+    let err = Bundle::from_bytes(&bundle_with_extra(b"[1, 2", 2, &"0".repeat(64)))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("member `extra.txt`"), "{err}");
+    // ...and on their own when the archive is sound.
+    let err = Bundle::from_bytes(&bundle_with_extra(b"[1, 2", 2, &good)).unwrap_err();
+    assert!(matches!(err, Error::Entries(_)), "{err}");
+    // Keeping entries.json itself still gives its bytes.
+    let kept = Bundle::from_reader_keeping(
+        bundle_with_extra(&entries, sample().len(), &good).as_slice(),
+        &[errata_consumer::ENTRIES],
+    )
+    .unwrap();
+    assert_eq!(
+        kept.member(errata_consumer::ENTRIES),
+        Some(entries.as_slice())
+    );
+}
+
 #[test]
 fn manifest_disagreements_name_the_member() {
     let bytes = bundle_bytes(&sample(), |m| {
