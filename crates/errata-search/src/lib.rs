@@ -142,15 +142,8 @@ impl SearchIndex {
         let mut hits: Vec<Hit> = Vec::new();
         // The signature itself, in the language searched (a Chinese signature is not
         // what the entries' regexes recognise), then what the regexes recognise.
-        let normal = |t: &str| {
-            t.split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-                .to_lowercase()
-        };
-        let wanted = normal(query);
         for e in index.entries() {
-            if normal(e.signature(lang)) == wanted {
+            if same_words(e.signature(lang), query) {
                 hits.push(Hit {
                     kind: Kind::Entry,
                     id: e.id.clone(),
@@ -330,8 +323,67 @@ pub fn zh_query(query: &str) -> String {
         .join(" ")
 }
 
+/// Whether two texts are the same words, ignoring case and spacing: what
+/// `split_whitespace().join(" ").to_lowercase()` of each would compare, word by word and
+/// without building either string (a search compares the query with every signature).
+fn same_words(a: &str, b: &str) -> bool {
+    let (mut a, mut b) = (a.split_whitespace(), b.split_whitespace());
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return true,
+            (Some(x), Some(y)) => {
+                let same = if x.is_ascii() && y.is_ascii() {
+                    x.eq_ignore_ascii_case(y)
+                } else {
+                    // Not ASCII: Unicode lower-casing (a Kelvin sign is a `k`, and a
+                    // word-final capital sigma a final sigma, as in the whole text).
+                    x.to_lowercase() == y.to_lowercase()
+                };
+                if !same {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn same_words_is_the_joined_lower_case_comparison() {
+        let joined = |t: &str| {
+            t.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase()
+        };
+        let texts = [
+            "CUDA error: out of memory",
+            "cuda  ERROR:\tout of memory ",
+            "CUDA error: out of",
+            "CUDA error: out of memory memory",
+            "\u{212A}ernel failed",
+            "kernel failed",
+            "ΟΔΟΣ κλειστή",
+            "οδος κλειστή",
+            "οδος κλειστη",
+            "显存 不足",
+            "显存不足",
+            "",
+            "   ",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(
+                    super::same_words(a, b),
+                    joined(a) == joined(b),
+                    "{a:?} vs {b:?}"
+                );
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -211,6 +211,8 @@ struct Server {
     bundle: Arc<Bundle>,
     search: Arc<SearchIndex>,
     outcomes: Arc<PathBuf>,
+    /// The tools, routed by name: built once, not at every call.
+    router: Arc<rmcp::handler::server::router::tool::ToolRouter<Server>>,
 }
 
 fn lang_of(code: Option<&str>) -> Result<Lang, McpError> {
@@ -237,6 +239,7 @@ impl Server {
             bundle,
             search,
             outcomes: Arc::new(outcomes),
+            router: Arc::new(Self::tool_router()),
         }
     }
 
@@ -473,7 +476,7 @@ impl Server {
     }
 }
 
-#[tool_handler]
+#[tool_handler(router = self.router)]
 impl ServerHandler for Server {
     /// Every bad input is the same JSON-RPC "invalid params" error (the contract): rmcp
     /// answers arguments that do not deserialise (a missing `text`, a number where a
@@ -488,7 +491,7 @@ impl ServerHandler for Server {
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
         let tool = request.name.to_string();
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        match Self::tool_router().call(call).await? {
+        match self.router.call(call).await? {
             rmcp::model::CallToolResponse::Complete(result) if result.is_error == Some(true) => {
                 let why: Vec<&str> = result
                     .content
