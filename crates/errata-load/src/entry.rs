@@ -125,30 +125,32 @@ fn may_overflow_f64(bytes: &[u8]) -> bool {
             at = end;
             continue;
         }
-        for i in at..end {
-            let b = bytes[i];
-            if b.is_ascii_digit() {
-                digits += 1;
-                if digits >= 300 {
-                    return true;
-                }
-                continue;
-            }
-            if matches!(b, b'e' | b'E') && digits > 0 {
-                let rest = &bytes[i + 1..];
-                let rest = rest
-                    .strip_prefix(b"+")
-                    .or_else(|| rest.strip_prefix(b"-"))
-                    .unwrap_or(rest);
-                if rest.len() >= 3 && rest[..3].iter().all(u8::is_ascii_digit) {
-                    return true;
-                }
-            }
-            digits = 0;
+        if (at..end).any(|i| overflow_at(bytes, i, &mut digits)) {
+            return true;
         }
         at = end;
     }
     false
+}
+
+/// One byte of [`may_overflow_f64`]'s scan: `digits` counts the digits in a row before
+/// `bytes[i]` and is updated; true when a number beyond `f64` may be here.
+fn overflow_at(bytes: &[u8], i: usize, digits: &mut usize) -> bool {
+    let b = bytes[i];
+    if b.is_ascii_digit() {
+        *digits += 1;
+        return *digits >= 300;
+    }
+    let found = matches!(b, b'e' | b'E') && *digits > 0 && {
+        let rest = &bytes[i + 1..];
+        let rest = rest
+            .strip_prefix(b"+")
+            .or_else(|| rest.strip_prefix(b"-"))
+            .unwrap_or(rest);
+        rest.len() >= 3 && rest[..3].iter().all(u8::is_ascii_digit)
+    };
+    *digits = 0;
+    found
 }
 
 /// serde_json's own recursion limit.
@@ -218,33 +220,13 @@ fn strip_position(message: &str) -> String {
 
 #[cfg(test)]
 mod scan_tests {
-    use super::{MAX_DEPTH, may_overflow_f64, too_deep};
+    use super::{MAX_DEPTH, may_overflow_f64, overflow_at, too_deep};
 
-    /// The plain byte-by-byte form of [`may_overflow_f64`], which the fast one must agree
-    /// with everywhere.
+    /// The plain byte-by-byte form of [`may_overflow_f64`] (every byte through
+    /// [`overflow_at`], no stretch passed over), which the fast one must agree with.
     fn may_overflow_plain(bytes: &[u8]) -> bool {
         let mut digits = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            if b.is_ascii_digit() {
-                digits += 1;
-                if digits >= 300 {
-                    return true;
-                }
-                continue;
-            }
-            if matches!(b, b'e' | b'E') && digits > 0 {
-                let rest = &bytes[i + 1..];
-                let rest = rest
-                    .strip_prefix(b"+")
-                    .or_else(|| rest.strip_prefix(b"-"))
-                    .unwrap_or(rest);
-                if rest.len() >= 3 && rest[..3].iter().all(u8::is_ascii_digit) {
-                    return true;
-                }
-            }
-            digits = 0;
-        }
-        false
+        (0..bytes.len()).any(|i| overflow_at(bytes, i, &mut digits))
     }
 
     #[test]
