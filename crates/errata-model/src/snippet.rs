@@ -107,6 +107,11 @@ pub enum SanitizerTool {
     Memcheck,
     /// `--tool racecheck`.
     Racecheck,
+    /// `--tool initcheck`: reads of device memory nothing wrote.
+    Initcheck,
+    /// `--tool memcheck --leak-check full`: device allocations never freed. compute-sanitizer
+    /// has no tool of this name; leaks are a memcheck option, named here as what it checks.
+    Leakcheck,
 }
 
 impl SanitizerTool {
@@ -115,6 +120,8 @@ impl SanitizerTool {
         match self {
             SanitizerTool::Memcheck => "memcheck",
             SanitizerTool::Racecheck => "racecheck",
+            SanitizerTool::Initcheck => "initcheck",
+            SanitizerTool::Leakcheck => "leakcheck",
         }
     }
 }
@@ -406,13 +413,17 @@ pub fn parse_expect(value: &str) -> Result<Expect, String> {
         }
         ("sanitizer", Some("memcheck")) => Ok(Expect::Sanitizer(SanitizerTool::Memcheck)),
         ("sanitizer", Some("racecheck")) => Ok(Expect::Sanitizer(SanitizerTool::Racecheck)),
-        ("sanitizer", _) => Err("`expect=sanitizer:` takes `memcheck` or `racecheck`".into()),
+        ("sanitizer", Some("initcheck")) => Ok(Expect::Sanitizer(SanitizerTool::Initcheck)),
+        ("sanitizer", Some("leakcheck")) => Ok(Expect::Sanitizer(SanitizerTool::Leakcheck)),
+        ("sanitizer", _) => Err(
+            "`expect=sanitizer:` takes `memcheck`, `racecheck`, `initcheck` or `leakcheck`".into(),
+        ),
         ("exit", Some(n)) => n
             .parse()
             .map(Expect::Exit)
             .map_err(|_| format!("`exit:{n}`: not an integer")),
         _ => Err(format!(
-            "unknown expectation `{value}` (known: ok, compile-error[:regex], cuda:<name>, py:<Exception>[:regex], sanitizer:<memcheck|racecheck>, exit:<n>)"
+            "unknown expectation `{value}` (known: ok, compile-error[:regex], cuda:<name>, py:<Exception>[:regex], sanitizer:<memcheck|racecheck|initcheck|leakcheck>, exit:<n>)"
         )),
     }
 }
@@ -491,6 +502,17 @@ mod tests {
         assert_eq!(info.annotations.timeout, Some(Duration::from_secs(5)));
         assert!(info.errors.is_empty(), "{:?}", info.errors);
         assert_eq!(FenceInfo::parse("\u{b}"), FenceInfo::parse(""));
+    }
+
+    #[test]
+    fn every_sanitizer_tool_round_trips_and_others_are_refused() {
+        for tool in ["memcheck", "racecheck", "initcheck", "leakcheck"] {
+            let value = format!("sanitizer:{tool}");
+            let expect = parse_expect(&value).expect("a known tool");
+            assert_eq!(expect.to_string(), value);
+        }
+        let err = parse_expect("sanitizer:synccheck").expect_err("not offered");
+        assert!(err.contains("leakcheck"), "{err}");
     }
 
     #[test]

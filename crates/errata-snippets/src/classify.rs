@@ -62,7 +62,7 @@ pub struct Observed {
     pub py: Option<PyException>,
     /// compute-sanitizer's findings, when it ran: memcheck's (and initcheck's,
     /// synccheck's) error count, racecheck's count of hazards displayed (errors and
-    /// warnings), the largest of its summaries.
+    /// warnings), the leak check's count of leaked allocations, the largest of its summaries.
     pub sanitizer_errors: Option<u64>,
     /// That summary line as compute-sanitizer printed it, without its `========= `.
     pub sanitizer_summary: Option<String>,
@@ -126,18 +126,21 @@ pub fn observe(out: &RunOutput) -> Observed {
         // after cudaMalloc returned cudaErrorMemoryAllocation.
         cuda = Some("cudaErrorMemoryAllocation".into());
     }
-    // memcheck ends with `ERROR SUMMARY: N errors`; racecheck may also (or instead)
+    // memcheck ends with `ERROR SUMMARY: N errors` (with `--leak-check full` after a
+    // `LEAK SUMMARY: B bytes leaked in N allocations`, counted too so that a leak is a
+    // finding whether or not the error summary includes it); racecheck may also (or instead)
     // print `RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)`: both format
     // strings are in compute-sanitizer's binary (wheels 13.2.87 and 13.5.25). Real logs indent the `=========`
     // (CI) or hold one summary per process: the largest count wins.
     let (sanitizer_errors, sanitizer_summary) = re(
         &SUMMARY,
-        r"=========[ \t]+((?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: (\d+) hazards? displayed)[^\r\n]*)",
+        r"=========[ \t]+((?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: (\d+) hazards? displayed|LEAK SUMMARY: [\d,]+ bytes leaked in ([\d,]+) allocations?)[^\r\n]*)",
     )
     .into_iter()
     .flat_map(|r| r.captures_iter(&all))
     .filter_map(|c| {
-        let n: u64 = c.get(2).or_else(|| c.get(3))?.as_str().parse().ok()?;
+        let count = c.get(2).or_else(|| c.get(3)).or_else(|| c.get(4))?;
+        let n: u64 = count.as_str().replace(',', "").parse().ok()?;
         Some((n, c.get(1)?.as_str().trim_end().to_string()))
     })
     .max_by_key(|(n, _)| *n)
@@ -366,6 +369,26 @@ mod tests {
         let clean = RunOutput {
             stdout: "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
                 .into(),
+            ..RunOutput::default()
+        };
+        assert_eq!(observe(&clean).sanitizer_errors, Some(0));
+    }
+
+    #[test]
+    fn leak_summary_counts_allocations() {
+        let out = RunOutput {
+            exit_code: Some(0),
+            stdout: "========= Leaked 1,024 bytes at 0x7879c0800000\n=========\n========= LEAK SUMMARY: 1,024 bytes leaked in 1 allocations\n========= ERROR SUMMARY: 0 errors\n".into(),
+            ..RunOutput::default()
+        };
+        let o = observe(&out);
+        assert_eq!(o.sanitizer_errors, Some(1));
+        assert_eq!(
+            o.sanitizer_summary.as_deref(),
+            Some("LEAK SUMMARY: 1,024 bytes leaked in 1 allocations")
+        );
+        let clean = RunOutput {
+            stdout: "========= LEAK SUMMARY: 0 bytes leaked in 0 allocations\n========= ERROR SUMMARY: 0 errors\n".into(),
             ..RunOutput::default()
         };
         assert_eq!(observe(&clean).sanitizer_errors, Some(0));

@@ -44,7 +44,8 @@ pub struct PackItem {
     pub path: String,
     /// Seconds before the process group is killed.
     pub timeout_s: u64,
-    /// `memcheck`/`racecheck` for `expect=sanitizer:…`.
+    /// `memcheck`/`racecheck`/`initcheck`/`leakcheck` for `expect=sanitizer:…` (the runner
+    /// turns `leakcheck` into memcheck with `--leak-check full`).
     pub sanitizer: Option<String>,
     /// `requires=gpu`.
     pub needs_gpu: bool,

@@ -1287,6 +1287,65 @@ mod travel {
         }
     }
 
+    /// `expect=sanitizer:leakcheck` runs compute-sanitizer's memcheck with `--leak-check
+    /// full` (leaks are a memcheck option, not a tool of their own), and the leak summary
+    /// it prints is the finding the expectation asks for. The sanitizer here is a stand-in
+    /// that records its arguments and prints what memcheck prints for one leak.
+    #[test]
+    fn a_leak_expectation_runs_memcheck_with_its_leak_check() {
+        let dir = article(
+            "```cuda harness=cuda-main expect=sanitizer:leakcheck requires=gpu\n\
+             int *d = nullptr;\nCUDA_CHECK(cudaMalloc(&d, 1024));\n```\n",
+        );
+        let packdir = dir.path().join("pack");
+        let opts = Options::new(Tier::Compile, cache())
+            .with_pack_dir(Some(packdir.clone()))
+            .with_trust(Trust::All);
+        let m = verify(&load(dir.path()), &opts).manifest.expect("pack");
+        assert_eq!(m.items.len(), 1);
+        assert_eq!(m.items[0].sanitizer.as_deref(), Some("leakcheck"));
+        let gpu = fake_gpu("99.9");
+        let args = gpu.path().join("args");
+        let sanitizer = gpu.path().join("compute-sanitizer");
+        std::fs::write(
+            &sanitizer,
+            format!(
+                "#!/bin/sh\necho \"$@\" > '{}'\n\
+                 echo '========= COMPUTE-SANITIZER'\n\
+                 echo '========= Leaked 1,024 bytes at 0x7f0000000000'\n\
+                 echo '========= LEAK SUMMARY: 1,024 bytes leaked in 1 allocations'\n\
+                 echo '========= ERROR SUMMARY: 1 error'\n",
+                args.display()
+            ),
+        )
+        .expect("write");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&sanitizer, std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+        let out = std::process::Command::new("python3")
+            .arg(packdir.join("run.py"))
+            .env("PATH", with_path(gpu.path()))
+            .env("ERRATA_COMPUTE_SANITIZER", &sanitizer)
+            .output()
+            .expect("python3 run.py");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let given = std::fs::read_to_string(&args).expect("the sanitizer ran");
+        assert!(
+            given.starts_with("--tool memcheck --leak-check full "),
+            "{given}"
+        );
+        let r = results(&packdir);
+        let (verdicts, records) =
+            pack::ingest(&m, &r, &current(&load(dir.path()))).expect("ingest");
+        let v = at(&verdicts, "t.md", 6);
+        assert_eq!(v.outcome, Outcome::ExpectedErrorObserved, "{v:?}");
+        assert_eq!(records.len(), 1);
+    }
+
     /// A pack over its budget is refused by the pack command itself, naming what is big,
     /// and leaves no payload a runner could mistake for a whole one.
     #[test]

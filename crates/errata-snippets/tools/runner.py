@@ -290,6 +290,14 @@ def limits(timeout_s):
     return apply
 
 
+def sanitizer_args(tool):
+    """compute-sanitizer's arguments for an `expect=sanitizer:<tool>`: leaks are not a tool
+    of their own but memcheck's --leak-check option."""
+    if tool == "leakcheck":
+        return ["--tool", "memcheck", "--leak-check", "full"]
+    return ["--tool", tool]
+
+
 def run_item(item, sanitizer, isolate):
     work = tempfile.mkdtemp(prefix="errata-run-")
     try:
@@ -304,7 +312,7 @@ def run_in(work, item, sanitizer, isolate):
     target = os.path.join(ROOT, item["path"])
     cmd = [target] if item["kind"] == "exe" else [sys.executable, target]
     if item.get("sanitizer"):
-        cmd = [sanitizer, "--tool", item["sanitizer"]] + cmd
+        cmd = [sanitizer] + sanitizer_args(item["sanitizer"]) + cmd
     if isolate:
         cmd = isolate + cmd
     token = binascii.hexlify(os.urandom(16)).decode()

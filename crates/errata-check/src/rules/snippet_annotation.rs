@@ -1,7 +1,7 @@
 //! `snippet-annotation` (error): a code fence's annotations are malformed or unknown.
 //!
 //! After the language, a fence may carry `expect=…` (`ok`, `compile-error[:regex]`,
-//! `cuda:<cudaErrorName>`, `py:<Exception>[:regex]`, `sanitizer:<memcheck|racecheck>`,
+//! `cuda:<cudaErrorName>`, `py:<Exception>[:regex]`, `sanitizer:<memcheck|racecheck|initcheck|leakcheck>`,
 //! `exit:<n>`), `requires=gpu[,torch,multi-gpu]`, `timeout=30s`, `harness=<name>`,
 //! `cont`, and `ignore(reason)`. Anything else is an error, so that a typo such as
 //! `expct=` never silently turns verification off. `cuda:` names are also checked against
