@@ -3,7 +3,7 @@
 //! All the work is in `errata-links`; this file maps flags to its `Settings` and prints
 //! the report like `errata check` does.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -105,9 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     drop(err);
 
     let source = |path: &std::path::Path| kb.source(path).map(|s| &*s.text);
-    let color = args.format == Format::Human
-        && std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none();
+    let color = args.format == Format::Human && super::common::colour_on_stdout();
     let cx = Context {
         files: kb.sources().len(),
         source: &source,
