@@ -43,9 +43,16 @@ pub struct Facts {
     /// table by name.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compute_capability: Vec<String>,
-    /// cuDNN's version (a `libcudnn.so.X.Y.Z`, or the `nvidia-cudnn-*` wheel).
+    /// cuDNN's version: the `nvidia-cudnn-*` wheel when the report lists one (a PyTorch
+    /// wheel loads the cuDNN wheel it depends on, whatever else is installed), else the
+    /// version collect_env gives or the `libcudnn.so.X.Y.Z` it lists.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cudnn: Option<String>,
+    /// The cuDNN library collect_env found on the system (`libcudnn.so.X.Y.Z`), when a
+    /// cuDNN wheel is listed too and the versions differ: a second cuDNN, which is what
+    /// loads if the system path comes first (`LD_LIBRARY_PATH`, a preloaded library).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cudnn_system: Option<String>,
     /// NCCL's version (the `nvidia-nccl-*` wheel).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nccl: Option<String>,
@@ -64,6 +71,15 @@ pub struct Facts {
     /// Each of those wheels, `name==version`, by library and then name.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub wheels_twice_installed: Vec<String>,
+}
+
+/// Whether a library file's version and a wheel's name the same release: `9.19.0` and
+/// `9.19.0.56` do (the wheel adds a build number), `9.14.0` and `9.19.0.56` do not.
+fn same_release(library: &str, wheel: &str) -> bool {
+    wheel == library
+        || wheel
+            .strip_prefix(library)
+            .is_some_and(|rest| rest.starts_with('.'))
 }
 
 /// The library an NVIDIA pip wheel ships (`nvidia-nccl-cu12` → `nccl`, `nvidia-cublas` →
@@ -190,6 +206,10 @@ pub fn read(text: &str) -> Facts {
     // both `[pip3]` and `[conda]`: one package, named twice).
     let mut wheels: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut cpu_build = false;
+    // cuDNN from the library lines and from the wheel, kept apart until the end: the wheel
+    // wins wherever it appears in the paste.
+    let mut cudnn_listed: Option<String> = None;
+    let mut cudnn_wheel: Option<String> = None;
     let mut in_gpu_list = false;
     for raw in text.lines() {
         let line = raw.trim();
@@ -285,9 +305,9 @@ pub fn read(text: &str) -> Facts {
                 }
                 "cudnn version" => {
                     if let Some(c) = CUDNN_SO.captures(value) {
-                        set(&mut f.cudnn, &c[1]);
+                        set(&mut cudnn_listed, &c[1]);
                     } else if !unknown(value) && value.starts_with(|c: char| c.is_ascii_digit()) {
-                        set(&mut f.cudnn, value);
+                        set(&mut cudnn_listed, value);
                     }
                 }
                 "python version" => {
@@ -298,17 +318,17 @@ pub fn read(text: &str) -> Facts {
             }
         }
         // cuDNN's candidates are listed on the lines after "Probably one of the following:".
-        if f.cudnn.is_none()
+        if cudnn_listed.is_none()
             && let Some(c) = CUDNN_SO.captures(line)
         {
-            set(&mut f.cudnn, &c[1]);
+            set(&mut cudnn_listed, &c[1]);
         }
         if let Some(c) = PACKAGE.captures(line) {
             let (name, version) = (c[1].to_ascii_lowercase(), &c[2]);
             match name.as_str() {
                 "torch" => set(&mut f.torch, version),
                 n if n.starts_with("nvidia-nccl-cu") => set(&mut f.nccl, version),
-                n if n.starts_with("nvidia-cudnn-cu") => set(&mut f.cudnn, version),
+                n if n.starts_with("nvidia-cudnn-cu") => set(&mut cudnn_wheel, version),
                 _ => {}
             }
             // Wheel names compare after PEP 503 normalisation (`nvidia_nccl_cu12`).
@@ -321,6 +341,16 @@ pub fn read(text: &str) -> Facts {
                     .or_insert_with(|| version.to_string());
             }
         }
+    }
+    // Measured on an H200 machine (2026-11-26): collect_env listed the system's
+    // libcudnn.so.9.14.0 while torch.backends.cudnn.version() said 91900, the
+    // nvidia-cudnn-cu13 9.19.0.56 wheel also in the report.
+    match (cudnn_wheel, cudnn_listed) {
+        (Some(wheel), listed) => {
+            f.cudnn_system = listed.filter(|l| !same_release(l, &wheel));
+            f.cudnn = Some(wheel);
+        }
+        (None, listed) => f.cudnn = listed,
     }
     // The build in the version (`+cu126`, `+cpu`) is the wheel's own word.
     if let Some(torch) = &f.torch
@@ -407,6 +437,24 @@ mod tests {
         assert_eq!(f.cudnn.as_deref(), Some("9.8.0"));
         assert_eq!(f.nccl.as_deref(), Some("2.21.5"));
         assert_eq!(f.python.as_deref(), Some("3.12.9"));
+    }
+
+    #[test]
+    fn the_cudnn_wheel_is_what_torch_loads_and_a_different_system_cudnn_is_kept_apart() {
+        // The library lines come first in collect_env, the wheel in its [pip3] block.
+        let text = "cuDNN version: Probably one of the following:\n\
+            /usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0\n\
+            /usr/lib/x86_64-linux-gnu/libcudnn_adv.so.9.14.0\n\
+            [pip3] nvidia-cudnn-cu13==9.19.0.56\n";
+        let f = read(text);
+        assert_eq!(f.cudnn.as_deref(), Some("9.19.0.56"));
+        assert_eq!(f.cudnn_system.as_deref(), Some("9.14.0"));
+        // The same release on both sides is one cuDNN.
+        let f = read("cuDNN version: /usr/lib/libcudnn.so.9.19.0\nnvidia-cudnn-cu12==9.19.0.56\n");
+        assert_eq!(f.cudnn.as_deref(), Some("9.19.0.56"));
+        assert_eq!(f.cudnn_system, None);
+        assert!(!same_release("9.1", "9.19.0.56"));
+        assert!(same_release("9.19", "9.19.0.56"));
     }
 
     #[test]

@@ -100,6 +100,8 @@ fn healthy_reports_and_bare_tool_outputs_find_nothing() {
         "collect_env_healthy_torch291cu126_h100.txt",
         "collect_env_healthy_torch170cu101_t4_colab.txt",
         "collect_env_healthy_torch240cu121_wsl2_rtx4070laptop.txt",
+        "collect_env_healthy_torch2110cu130_h200_two_cudnn.txt",
+        "nvidia_smi_580_159_04_cuda13_0_h200.txt",
         "nvidia_smi_570_133_20_cuda12_8_l4.txt",
         "nvidia_smi_610_43_03_kmd_umd_header_rtx3080.txt",
         "nvidia_smi_470_256_02_cuda11_4_a10g.txt",
@@ -114,6 +116,19 @@ fn healthy_reports_and_bare_tool_outputs_find_nothing() {
     assert_eq!(r.facts["driver"], "610.43.03");
     assert_eq!(r.facts["driver_cuda"], "13.3");
     let r = audit("collect_env_healthy_torch291cu126_h100.txt");
+    assert_eq!(r.facts["gpu_not_in_torch_build"], "false");
+    assert_eq!(r.facts["driver_too_old_for_torch_cuda"], "false");
+    // A machine with two cuDNNs, read where it ran: collect_env lists the system's 9.14.0,
+    // torch.backends.cudnn.version() said 91900, the wheel's 9.19.0.56. And the cited arch
+    // list of torch 2.11 cu130 is what that wheel's torch.cuda.get_arch_list() returned
+    // there (sm_75 sm_80 sm_86 sm_90 sm_100 sm_120).
+    let r = audit("collect_env_healthy_torch2110cu130_h200_two_cudnn.txt");
+    assert_eq!(r.facts["cudnn"], "9.19.0.56");
+    assert_eq!(r.facts["cudnn_system"], "9.14.0");
+    assert_eq!(
+        r.facts["torch_arch_list"],
+        serde_json::json!(["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"])
+    );
     assert_eq!(r.facts["gpu_not_in_torch_build"], "false");
     assert_eq!(r.facts["driver_too_old_for_torch_cuda"], "false");
 }
