@@ -4,6 +4,8 @@
 //! Snapshots live in `tests/snapshots/`; run with `UPDATE_SNAPSHOTS=1` to rewrite them
 //! after an intended change, and review the diff.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -322,22 +324,14 @@ fn write(dir: &Path, rel: &str, bytes: &[u8]) {
 
 /// A real entry from data/, alone: its transition-graph edges are removed so that it is
 /// clean without its neighbours.
-fn good_entry(root: &Path, id: &str) -> Vec<u8> {
-    let text =
-        std::fs::read_to_string(root.join("data/signatures/cuda/out-of-memory.json")).unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    v["id"] = id.into();
-    for edges in ["leads_to", "preceded_by", "frequently_confused_with"] {
-        v["transition_graph"][edges] = serde_json::json!([]);
-    }
-    let mut out = serde_json::to_string_pretty(&v).unwrap();
+fn good_entry(id: &str) -> Vec<u8> {
+    let mut out = serde_json::to_string_pretty(&common::standalone_entry(id)).unwrap();
     out.push('\n');
     out.into_bytes()
 }
 
 #[test]
 fn hostile_input_never_crashes_and_hides_nothing() {
-    let root = repo_root();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write(d, "signatures/cuda/empty.json", b"");
@@ -360,7 +354,7 @@ fn hostile_input_never_crashes_and_hides_nothing() {
     write(d, "articles/cuda/junk.md", &[0xff, 0xfe, b'#', b' ', b'x']);
     // A readable entry with one real defect, to prove the others hide nothing.
     let mut defective: serde_json::Value =
-        serde_json::from_slice(&good_entry(&root, "cuda/out-of-memory")).unwrap();
+        serde_json::from_slice(&good_entry("cuda/out-of-memory")).unwrap();
     defective["regex"] = "never matches".into();
     write(
         d,
@@ -454,13 +448,12 @@ fn unreadable_file_is_a_diagnostic_and_missing_dir_is_exit_2() {
 
 #[test]
 fn config_overrides_and_deny_warnings() {
-    let root = repo_root();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write(
         d,
         "kb/signatures/cuda/out-of-memory.json",
-        &good_entry(&root, "cuda/out-of-memory"),
+        &good_entry("cuda/out-of-memory"),
     );
     // last_confirmed is in 2026; a 2028 "today" makes it stale (a warning).
     let out = errata(
@@ -584,7 +577,7 @@ fn fmt_is_canonical_idempotent_and_new_scaffolds() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let mut v: serde_json::Value =
-        serde_json::from_slice(&good_entry(&root, "cuda/out-of-memory")).unwrap();
+        serde_json::from_slice(&good_entry("cuda/out-of-memory")).unwrap();
     let obj = v.as_object_mut().unwrap();
     let id = obj.shift_remove("id").unwrap();
     obj.insert("id".into(), id); // now last: not canonical
@@ -598,7 +591,7 @@ fn fmt_is_canonical_idempotent_and_new_scaffolds() {
     let once = std::fs::read(d.join("data/signatures/cuda/out-of-memory.json")).unwrap();
     assert_eq!(
         once,
-        good_entry(&root, "cuda/out-of-memory"),
+        good_entry("cuda/out-of-memory"),
         "fmt restores the canonical form"
     );
     assert_eq!(errata(d, &["fmt", "--check"]).status.code(), Some(0));

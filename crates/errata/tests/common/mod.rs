@@ -141,6 +141,11 @@ pub fn standalone_entry(id: &str) -> serde_json::Value {
         std::fs::read_to_string(repo().join("data/signatures/cuda/out-of-memory.json")).unwrap();
     let mut entry: serde_json::Value = serde_json::from_str(&text).unwrap();
     entry["id"] = id.into();
+    // The copy travels without the run records beside data/, so it claims no more than its
+    // own file shows: `reproduced` needs a record, `community` only the counted reports.
+    if entry["verification_tier"] == "reproduced" {
+        entry["verification_tier"] = "community".into();
+    }
     entry["transition_graph"] = serde_json::json!({
         "leads_to": [], "preceded_by": [], "frequently_confused_with": []
     });
