@@ -257,3 +257,33 @@ fn the_prefilter_never_changes_what_matches() {
     );
     assert_eq!(got, want);
 }
+
+/// Triggers that overlap or nest on one line are all found, however the first one found on
+/// that line ends: the scan finds a line by its first trigger, then reads the whole line.
+/// Checked against `matches` on each line alone, which searches every trigger there.
+#[test]
+fn every_overlapping_trigger_on_a_line_is_found() {
+    let m = matcher(&[
+        Pattern::new("out of memory"),
+        Pattern::new("of memory pool"),
+        Pattern::new("memory"),
+        Pattern::new(r"CUDA error: \w+ of memory"),
+        Pattern::new("pool exhausted").with_aliases(["mory po"]),
+        Pattern::new(r"error \d+"),
+    ]);
+    let log = b"noise\nmemory\nCUDA error: out of memory pool exhausted\nx\n\
+        error 7 then out of memory\nof memory pool\nlast line out of memory pool";
+    let mut scanned = Vec::new();
+    m.scan(log, |x| scanned.push((x.line, x.pattern, x.span.clone())));
+    let mut one_by_one = Vec::new();
+    let mut offset = 0;
+    for (n, line) in log.split(|&b| b == b'\n').enumerate() {
+        let text = std::str::from_utf8(line).unwrap();
+        for x in m.matches(text) {
+            one_by_one.push((n, x.pattern, offset + x.span.start..offset + x.span.end));
+        }
+        offset += line.len() + 1;
+    }
+    assert_eq!(scanned, one_by_one);
+    assert!(scanned.iter().filter(|h| h.0 == 2).count() >= 5, "{scanned:?}");
+}
