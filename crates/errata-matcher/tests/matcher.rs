@@ -285,5 +285,8 @@ fn every_overlapping_trigger_on_a_line_is_found() {
         offset += line.len() + 1;
     }
     assert_eq!(scanned, one_by_one);
-    assert!(scanned.iter().filter(|h| h.0 == 2).count() >= 5, "{scanned:?}");
+    assert!(
+        scanned.iter().filter(|h| h.0 == 2).count() >= 5,
+        "{scanned:?}"
+    );
 }
