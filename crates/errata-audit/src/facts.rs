@@ -71,6 +71,11 @@ pub struct Facts {
     /// Each of those wheels, `name==version`, by library and then name.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub wheels_twice_installed: Vec<String>,
+    /// Every NVIDIA library wheel the report lists, by package name (PEP 503 normalised,
+    /// `nvidia-nccl-cu12`) to version; what the audit compares with the pins of torch's
+    /// release. Not printed: `nccl`, `cudnn` and the derived facts say what matters.
+    #[serde(skip)]
+    pub nvidia_wheels: BTreeMap<String, String>,
 }
 
 /// Whether a library file's version and a wheel's name the same release: `9.19.0` and
@@ -368,6 +373,11 @@ pub fn read(text: &str) -> Facts {
     }
     if cpu_build && f.torch.is_some() && f.torch_cuda.is_none() {
         f.torch_cuda = Some("none".into());
+    }
+    for installed in wheels.values() {
+        for (name, version) in installed {
+            f.nvidia_wheels.insert(name.clone(), version.clone());
+        }
     }
     for (library, installed) in wheels {
         if installed.len() > 1 {

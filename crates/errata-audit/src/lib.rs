@@ -8,6 +8,7 @@
 //! | `driver_too_old_for_torch_cuda` | the driver is older than the CUDA PyTorch was built with needs (CUDA 11 on: the major version's minor-version-compatibility branch; before: the release's own driver) |
 //! | `gpu_not_in_torch_build` | some GPU's compute capability has neither a binary of its major version at or below it nor PTX at or below it in PyTorch's build |
 //! | `torch_without_cuda_on_gpu` | PyTorch is a CPU-only build and the report shows an NVIDIA GPU or driver |
+//! | `nccl_older_than_torch_pin` | the NCCL wheel PyTorch's release pins on PyPI is installed at an older version (the same package, for a build of the same CUDA major) |
 //!
 //! A derived fact is left out when a fact it needs is missing: the audit never guesses.
 //! Findings are sorted by entry id; a healthy report has none.
@@ -93,7 +94,39 @@ fn derive(f: &mut Facts) -> BTreeMap<&'static str, String> {
         let gpu = !f.gpu.is_empty() || f.driver.is_some();
         out.insert("torch_without_cuda_on_gpu", gpu.to_string());
     }
+    if let Some(torch) = &f.torch
+        && let Some((package, pinned)) = tables::torch_nccl_pin(torch)
+        && let Some(installed) = f.nvidia_wheels.get(package)
+        && same_cuda_major(package, f.torch_cuda.as_deref(), torch)
+        && let (Some(i), Some(p)) = (version::parse(installed), version::parse(pinned))
+    {
+        out.insert(
+            "nccl_older_than_torch_pin",
+            version::compare(&i, &p).is_lt().to_string(),
+        );
+        out.insert("nccl_pinned_by_torch", format!("{package}=={pinned}"));
+    }
     out
+}
+
+/// Whether a PyTorch build is for the CUDA major of the pinned `package`
+/// (`nvidia-nccl-cu12`): its `+cuXYZ` or collect_env's CUDA says so, or nothing says
+/// otherwise (a plain `torch 2.2.0` from pip is the PyPI build the table is about). A
+/// CPU-only build pins nothing.
+fn same_cuda_major(package: &str, torch_cuda: Option<&str>, torch: &str) -> bool {
+    let Some(major) = package.rsplit_once("-cu").map(|(_, m)| m) else {
+        return false;
+    };
+    let local = torch.split_once('+').map(|(_, l)| l);
+    if local == Some("cpu") || torch_cuda == Some("none") {
+        return false;
+    }
+    let from_local = local
+        .and_then(|l| l.strip_prefix("cu"))
+        .filter(|d| d.len() >= 3)
+        .map(|d| &d[..d.len() - 1]);
+    let from_collect_env = torch_cuda.and_then(|c| c.split('.').next());
+    from_local.is_none_or(|m| m == major) && from_collect_env.is_none_or(|m| m == major)
 }
 
 /// The entry's first workaround as written (an entry puts the fix for the common case

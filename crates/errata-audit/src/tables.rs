@@ -6,6 +6,8 @@
 //! - `torch-cuda-arches.tsv`: the compute capabilities each PyTorch release's wheels
 //!   were built for, per CUDA build (PyTorch's build scripts and release matrix);
 //! - `gpu-compute-capability.tsv`: NVIDIA's list of GPUs and their compute capability.
+//! - `torch-pinned-libraries.tsv`: the cuDNN and NCCL wheels each PyTorch release on PyPI
+//!   pins, read from the release wheels' own METADATA.
 
 use std::sync::OnceLock;
 
@@ -17,6 +19,8 @@ pub const CUDA_DRIVER_MINIMUM: &str = include_str!("../data/cuda-driver-minimum.
 pub const TORCH_CUDA_ARCHES: &str = include_str!("../data/torch-cuda-arches.tsv");
 /// `compute_capability<TAB>gpu_name`.
 pub const GPU_COMPUTE_CAPABILITY: &str = include_str!("../data/gpu-compute-capability.tsv");
+/// `torch<TAB>wheel<TAB>cudnn_package<TAB>cudnn_version<TAB>nccl_package<TAB>nccl_version<TAB>source<TAB>metadata_sha256`.
+pub const TORCH_PINNED_LIBRARIES: &str = include_str!("../data/torch-pinned-libraries.tsv");
 
 fn rows(tsv: &'static str) -> impl Iterator<Item = Vec<&'static str>> {
     tsv.lines()
@@ -148,6 +152,18 @@ pub fn runs_on(arches: &[String], cc: &str) -> bool {
     })
 }
 
+/// The NCCL wheel PyTorch release `torch` (`2.2.0`, `2.2.0+cu121`: the local part is
+/// ignored) pins on PyPI, as `(package, version)`: `("nvidia-nccl-cu12", "2.19.3")`.
+/// `None` for a release the table lacks or one that pins no NCCL wheel.
+pub fn torch_nccl_pin(torch: &str) -> Option<(&'static str, &'static str)> {
+    let release = torch.split('+').next()?;
+    rows(TORCH_PINNED_LIBRARIES)
+        .filter(|r| r.len() >= 6)
+        .find(|r| r[0] == release)
+        .filter(|r| r[4] != "-")
+        .map(|r| (r[4], r[5]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +191,49 @@ mod tests {
             Some("12.0")
         );
         assert_eq!(compute_capability("no such card"), None);
+    }
+
+    #[test]
+    fn the_pins_read_from_each_release_wheel() {
+        assert_eq!(
+            torch_nccl_pin("2.2.0"),
+            Some(("nvidia-nccl-cu12", "2.19.3"))
+        );
+        assert_eq!(
+            torch_nccl_pin("2.11.0+cu130"),
+            Some(("nvidia-nccl-cu13", "2.28.9"))
+        );
+        // 1.13 links its NCCL in; a release the table lacks has no pin.
+        assert_eq!(torch_nccl_pin("1.13.1"), None);
+        assert_eq!(torch_nccl_pin("2.99.0"), None);
+        let mut last: Option<Vec<u64>> = None;
+        for r in rows(TORCH_PINNED_LIBRARIES) {
+            assert_eq!(r.len(), 8, "{r:?}");
+            let torch = version::parse(r[0]).expect("a release");
+            assert!(
+                last.as_ref()
+                    .is_none_or(|l| version::compare(l, &torch).is_lt()),
+                "releases ascend once each: {r:?}"
+            );
+            last = Some(torch);
+            assert!(r[1].starts_with(&format!("torch-{}", r[0])), "{r:?}");
+            for (package, v) in [(r[2], r[3]), (r[4], r[5])] {
+                if package == "-" {
+                    assert_eq!(v, "-", "{r:?}");
+                    continue;
+                }
+                assert!(
+                    package.starts_with("nvidia-cudnn-cu") || package.starts_with("nvidia-nccl-cu"),
+                    "{r:?}"
+                );
+                assert!(version::parse(v).is_some(), "{r:?}");
+            }
+            assert!(r[6].starts_with("https://files.pythonhosted.org/"), "{r:?}");
+            assert!(
+                r[7].len() == 64 && r[7].bytes().all(|b| b.is_ascii_hexdigit()),
+                "{r:?}"
+            );
+        }
     }
 
     #[test]

@@ -260,3 +260,46 @@ fn an_error_the_report_itself_shows_is_a_finding() {
     let ids: Vec<&str> = r.findings.iter().map(|f| f.id.as_str()).collect();
     assert_eq!(ids, ["driver/nvml-version-mismatch"], "{r:#?}");
 }
+
+/// The NCCL wheel a PyTorch release pins on PyPI (its METADATA) installed at an older
+/// version: torch 2.2 calls ncclCommRegister, which NCCL 2.18 lacks, the case a vLLM
+/// maintainer names for `undefined symbol: ncclCommRegister` (vllm#4195). The pinned
+/// version, a newer one, a CPU build and a build for another CUDA major are not found.
+#[test]
+fn an_nccl_wheel_older_than_torchs_pin_is_found() {
+    let r = errata_audit::audit(
+        "torch==2.2.0\nnvidia-nccl-cu12==2.18.1\n",
+        &entries(),
+        false,
+    );
+    let found = r
+        .findings
+        .iter()
+        .find(|f| f.id == "pytorch/nccl-undefined-symbol")
+        .unwrap_or_else(|| panic!("{r:#?}"));
+    assert_eq!(found.because["nccl_older_than_torch_pin"], "true");
+    assert_eq!(found.severity, "warning");
+    assert_eq!(r.facts["nccl_pinned_by_torch"], "nvidia-nccl-cu12==2.19.3");
+    for fine in [
+        "torch==2.2.0\nnvidia-nccl-cu12==2.19.3\n",
+        "torch==2.2.0\nnvidia-nccl-cu12==2.21.5\n",
+        "torch==2.1.2\nnvidia-nccl-cu12==2.18.1\n",
+        "torch==2.2.0+cpu\nnvidia-nccl-cu12==2.18.1\n",
+        "torch==2.2.0+cu118\nnvidia-nccl-cu12==2.18.1\n",
+    ] {
+        let r = errata_audit::audit(fine, &entries(), false);
+        assert!(
+            !r.findings
+                .iter()
+                .any(|f| f.because.contains_key("nccl_older_than_torch_pin")),
+            "{fine}: {r:#?}"
+        );
+    }
+    // The real reports: the lent H200 machine's torch 2.11.0 beside its pinned NCCL, and
+    // torch 2.12.1 beside a cu12 and its pinned cu13 NCCL wheel.
+    let r = audit("collect_env_healthy_torch2110cu130_h200_two_cudnn.txt");
+    assert_eq!(r.facts["nccl_older_than_torch_pin"], "false");
+    assert_eq!(r.facts["nccl_pinned_by_torch"], "nvidia-nccl-cu13==2.28.9");
+    let r = audit("collect_env_libraries_torch2121cu132_cu12_and_cu13_wheels.txt");
+    assert_eq!(r.facts["nccl_older_than_torch_pin"], "false");
+}
