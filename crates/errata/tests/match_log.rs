@@ -235,6 +235,48 @@ fn a_live_log_is_reported_as_it_is_written() {
     assert_eq!(found["line"], 2);
 }
 
+/// A named pipe given as the file is live too: its matches are written as they are
+/// found, not when the input ends (only a regular file's output waits for the buffer).
+#[test]
+fn a_live_log_through_a_named_pipe_is_reported_as_it_is_written() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("train.log");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let (id, sig) = signatures().swap_remove(0);
+    let mut child = common::command(&repo(), &["match", s(&fifo), "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run errata");
+    let stdout = child.stdout.take().expect("stdout");
+    // Opening the pipe for writing waits for errata to open it for reading.
+    let mut writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("open the pipe");
+    writeln!(writer, "step 1 loss 0.5\n[rank0]: {sig}").unwrap();
+    writer.flush().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let first = rx.recv_timeout(std::time::Duration::from_secs(30));
+    drop(writer);
+    let _ = child.wait();
+    let first = first.expect("no match reported while the pipe was still open");
+    let found: serde_json::Value = serde_json::from_str(&first).expect("a JSON line");
+    assert_eq!(found["id"], id.as_str());
+    assert_eq!(found["line"], 2);
+}
+
 /// A large log scanned into a file from a terminal shows a progress bar on stderr; the
 /// report itself is unchanged. Run under `script(1)` (util-linux), which gives errata a
 /// terminal for stderr while stdout goes to a file.
