@@ -97,7 +97,7 @@ fn derive(f: &mut Facts) -> BTreeMap<&'static str, String> {
     if let Some(torch) = &f.torch
         && let Some((package, pinned)) = tables::torch_nccl_pin(torch)
         && let Some(installed) = f.nvidia_wheels.get(package)
-        && same_cuda_major(package, f.torch_cuda.as_deref(), torch)
+        && same_cuda_major(package, f.torch_cuda.as_deref())
         && let (Some(i), Some(p)) = (version::parse(installed), version::parse(pinned))
     {
         out.insert(
@@ -110,23 +110,18 @@ fn derive(f: &mut Facts) -> BTreeMap<&'static str, String> {
 }
 
 /// Whether a PyTorch build is for the CUDA major of the pinned `package`
-/// (`nvidia-nccl-cu12`): its `+cuXYZ` or collect_env's CUDA says so, or nothing says
-/// otherwise (a plain `torch 2.2.0` from pip is the PyPI build the table is about). A
-/// CPU-only build pins nothing.
-fn same_cuda_major(package: &str, torch_cuda: Option<&str>, torch: &str) -> bool {
-    let Some(major) = package.rsplit_once("-cu").map(|(_, m)| m) else {
+/// (`nvidia-nccl-cu12`). `torch_cuda` is what the facts already read from collect_env or
+/// from the version's `+cuXYZ` (`none` for a CPU-only build, which pins nothing); when
+/// nothing says, a plain `torch 2.2.0` from pip is the PyPI build the table is about.
+fn same_cuda_major(package: &str, torch_cuda: Option<&str>) -> bool {
+    let Some((_, major)) = package.rsplit_once("-cu") else {
         return false;
     };
-    let local = torch.split_once('+').map(|(_, l)| l);
-    if local == Some("cpu") || torch_cuda == Some("none") {
-        return false;
+    match torch_cuda {
+        Some("none") => false,
+        Some(cuda) => cuda.split('.').next() == Some(major),
+        None => true,
     }
-    let from_local = local
-        .and_then(|l| l.strip_prefix("cu"))
-        .filter(|d| d.len() >= 3)
-        .map(|d| &d[..d.len() - 1]);
-    let from_collect_env = torch_cuda.and_then(|c| c.split('.').next());
-    from_local.is_none_or(|m| m == major) && from_collect_env.is_none_or(|m| m == major)
 }
 
 /// The entry's first workaround as written (an entry puts the fix for the common case
