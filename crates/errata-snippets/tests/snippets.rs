@@ -1115,13 +1115,17 @@ mod travel {
         assert_eq!(files, ["README.txt", "manifest.json", PAYLOAD, "run.py"]);
     }
 
+    /// Writes an executable shell script `path` that runs `script`.
+    fn write_script(path: &Path, script: &str) {
+        std::fs::write(path, format!("#!/bin/sh\n{script}\n")).expect("write");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+
     /// A directory whose `nvidia-smi` says what `script` says.
     fn fake_nvidia_smi(script: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("nvidia-smi");
-        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).expect("write");
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        write_script(&dir.path().join("nvidia-smi"), script);
         dir
     }
 
@@ -1196,14 +1200,21 @@ mod travel {
     const TWO: &str = "```cuda harness=cuda-main\nint *d = nullptr;\nCUDA_CHECK(cudaMalloc(&d, 16));\n```\n\n\
                        ```python\nprint('runs on any machine')\n```\n";
 
-    /// Packs [`TWO`] and sets the CUDA version the manifest says its binaries need.
-    fn two_items(cuda: &str) -> (tempfile::TempDir, PathBuf, Manifest) {
-        let dir = article(TWO);
+    /// Packs the article `body`, every item trusted: the data directory, the pack's
+    /// directory (inside it) and the manifest.
+    fn packed(body: &str) -> (tempfile::TempDir, PathBuf, Manifest) {
+        let dir = article(body);
         let packdir = dir.path().join("pack");
         let opts = Options::new(Tier::Compile, cache())
             .with_pack_dir(Some(packdir.clone()))
             .with_trust(Trust::All);
-        let mut m = verify(&load(dir.path()), &opts).manifest.expect("pack");
+        let m = verify(&load(dir.path()), &opts).manifest.expect("pack");
+        (dir, packdir, m)
+    }
+
+    /// Packs [`TWO`] and sets the CUDA version the manifest says its binaries need.
+    fn two_items(cuda: &str) -> (tempfile::TempDir, PathBuf, Manifest) {
+        let (dir, packdir, mut m) = packed(TWO);
         assert_eq!(m.items.len(), 2);
         m.cuda_version = Some(cuda.to_string());
         let text = serde_json::to_string_pretty(&m).expect("json");
@@ -1293,35 +1304,26 @@ mod travel {
     /// that records its arguments and prints what memcheck prints for one leak.
     #[test]
     fn a_leak_expectation_runs_memcheck_with_its_leak_check() {
-        let dir = article(
+        let (dir, packdir, m) = packed(
             "```cuda harness=cuda-main expect=sanitizer:leakcheck requires=gpu\n\
              int *d = nullptr;\nCUDA_CHECK(cudaMalloc(&d, 1024));\n```\n",
         );
-        let packdir = dir.path().join("pack");
-        let opts = Options::new(Tier::Compile, cache())
-            .with_pack_dir(Some(packdir.clone()))
-            .with_trust(Trust::All);
-        let m = verify(&load(dir.path()), &opts).manifest.expect("pack");
         assert_eq!(m.items.len(), 1);
         assert_eq!(m.items[0].sanitizer.as_deref(), Some("leakcheck"));
         let gpu = fake_gpu("99.9");
         let args = gpu.path().join("args");
         let sanitizer = gpu.path().join("compute-sanitizer");
-        std::fs::write(
+        write_script(
             &sanitizer,
-            format!(
-                "#!/bin/sh\necho \"$@\" > '{}'\n\
+            &format!(
+                "echo \"$@\" > '{}'\n\
                  echo '========= COMPUTE-SANITIZER'\n\
                  echo '========= Leaked 1,024 bytes at 0x7f0000000000'\n\
                  echo '========= LEAK SUMMARY: 1,024 bytes leaked in 1 allocations'\n\
-                 echo '========= ERROR SUMMARY: 1 error'\n",
+                 echo '========= ERROR SUMMARY: 1 error'",
                 args.display()
             ),
-        )
-        .expect("write");
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&sanitizer, std::fs::Permissions::from_mode(0o755))
-            .expect("chmod");
+        );
         let out = std::process::Command::new("python3")
             .arg(packdir.join("run.py"))
             .env("PATH", with_path(gpu.path()))
