@@ -203,9 +203,32 @@ fn a_clean_log_exits_0_and_a_missing_log_exits_2() {
     assert!(run.stderr.contains("no/such/train.log"), "{}", run.stderr);
 }
 
+/// The first line `stdout` gives within `wait`, read on a thread of its own so that the
+/// writer can keep its end open; `None` when none came in time.
+fn first_line_within(
+    stdout: std::process::ChildStdout,
+    wait: std::time::Duration,
+) -> Option<String> {
+    use std::io::{BufRead, BufReader};
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    rx.recv_timeout(wait).ok()
+}
+
+/// The live tests write one noise line, then `id`'s signature on line 2.
+fn assert_first_match(first: &str, id: &str) {
+    let found: serde_json::Value = serde_json::from_str(first).expect("a JSON line");
+    assert_eq!(found["id"], id);
+    assert_eq!(found["line"], 2);
+}
+
 #[test]
 fn a_live_log_is_reported_as_it_is_written() {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::Write;
     use std::process::Stdio;
     let (id, sig) = signatures().swap_remove(0);
     let mut child = common::command(&repo(), &["match", "-", "--format", "json"])
@@ -220,26 +243,18 @@ fn a_live_log_is_reported_as_it_is_written() {
     // the input ends.
     writeln!(stdin, "step 1 loss 0.5\n[rank0]: {sig}").unwrap();
     stdin.flush().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let first = rx.recv_timeout(std::time::Duration::from_secs(30));
+    let first = first_line_within(stdout, std::time::Duration::from_secs(30));
     drop(stdin);
     let _ = child.wait();
     let first = first.expect("no match reported while the log was still open");
-    let found: serde_json::Value = serde_json::from_str(&first).expect("a JSON line");
-    assert_eq!(found["id"], id.as_str());
-    assert_eq!(found["line"], 2);
+    assert_first_match(&first, &id);
 }
 
 /// A named pipe given as the file is live too: its matches are written as they are
 /// found, not when the input ends (only a regular file's output waits for the buffer).
 #[test]
 fn a_live_log_through_a_named_pipe_is_reported_as_it_is_written() {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::Write;
     use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("train.log");
@@ -262,19 +277,11 @@ fn a_live_log_through_a_named_pipe_is_reported_as_it_is_written() {
         .expect("open the pipe");
     writeln!(writer, "step 1 loss 0.5\n[rank0]: {sig}").unwrap();
     writer.flush().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let first = rx.recv_timeout(std::time::Duration::from_secs(30));
+    let first = first_line_within(stdout, std::time::Duration::from_secs(30));
     drop(writer);
     let _ = child.wait();
     let first = first.expect("no match reported while the pipe was still open");
-    let found: serde_json::Value = serde_json::from_str(&first).expect("a JSON line");
-    assert_eq!(found["id"], id.as_str());
-    assert_eq!(found["line"], 2);
+    assert_first_match(&first, &id);
 }
 
 /// A large log scanned into a file from a terminal shows a progress bar on stderr; the
