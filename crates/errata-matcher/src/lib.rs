@@ -12,8 +12,11 @@
 //! How it stays fast with 10,000 patterns: each regex's syntax tree yields *required
 //! literal sets* (every match contains one string of each set: `kernel\s+failed
 //! \[E0*42\]` requires `kernel`, `failed` and `42]`). The set that the fewest other
-//! patterns share becomes the regex's trigger in one Aho-Corasick automaton over all
-//! triggers and aliases; up to two more sets are confirmed in the line; only then does
+//! patterns share becomes the regex's trigger; all triggers and aliases are found in one
+//! pass that hashes every four-byte window of the text into a bitset of the literals'
+//! rarest windows and compares literals only where a bit is set (an Aho-Corasick
+//! automaton when a literal is shorter than three bytes); up to two more sets are
+//! confirmed in the line; only then does
 //! the regex run, on that line alone, as a Thompson NFA (a bounded backtracker). Regexes
 //! with no usable literal run together as one `RegexSet`. Matching is line-oriented like
 //! `grep`: regexes are rewritten so that no match can cross a `\n`, and `^`/`$` are line
@@ -60,6 +63,7 @@
 #![deny(missing_docs)]
 
 mod analyze;
+mod gram_search;
 mod line_regex;
 mod matcher;
 

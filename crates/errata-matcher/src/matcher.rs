@@ -9,6 +9,7 @@ use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use regex_syntax::ParserBuilder;
 
 use crate::analyze::{self, LiteralSet};
+use crate::gram_search::GramSearch;
 use crate::line_regex::{LineRegex, Scratch};
 
 /// Longest regex source accepted (bytes). Signatures are one line of a log.
@@ -116,7 +117,7 @@ struct Compiled {
 pub struct Matcher {
     /// `None` for a pattern that does not compile (see [`Matcher::build`]).
     patterns: Vec<Option<Compiled>>,
-    prefilter: Option<AhoCorasick>,
+    prefilter: Option<Prefilter>,
     /// For each prefilter literal, what a hit on it means.
     targets: Vec<Vec<Target>>,
     /// Patterns without a usable literal, and one `RegexSet` that runs them all at once.
@@ -319,6 +320,8 @@ impl Matcher {
         }
         let prefilter = if keys.is_empty() {
             None
+        } else if let Some(grams) = GramSearch::new(&keys) {
+            Some(Prefilter::Grams(Box::new(grams)))
         } else {
             let ac = AhoCorasickBuilder::new()
                 .match_kind(MatchKind::Standard)
@@ -326,7 +329,7 @@ impl Matcher {
                 .kind(Some(prefilter_kind))
                 .build(&keys)
                 .map_err(|e| vec![(0, format!("the prefilter does not build: {e}"))])?;
-            Some(ac)
+            Some(Prefilter::Automaton(ac))
         };
         let matcher = Matcher {
             patterns: compiled,
@@ -405,18 +408,18 @@ impl Matcher {
     /// match. Invalid UTF-8 is searched as bytes.
     pub fn scan(&self, text: &[u8], mut emit: impl FnMut(&Match)) {
         let mut hits: Vec<(usize, Hit)> = Vec::new();
-        if let Some(ac) = &self.prefilter {
-            for m in ac.find_overlapping_iter(text) {
-                for &target in &self.targets[m.pattern().as_usize()] {
+        if let Some(prefilter) = &self.prefilter {
+            prefilter.for_each(text, |literal, start, end| {
+                for &target in &self.targets[literal] {
                     hits.push((
-                        m.start(),
+                        start,
                         Hit {
                             target,
-                            span: m.start()..m.end(),
+                            span: start..end,
                         },
                     ));
                 }
-            }
+            });
         }
         if let Some(set) = &self.unfiltered_set {
             for k in set.matches(text).iter() {
@@ -544,6 +547,28 @@ impl Matcher {
                 (r, a) => r.or(a),
             };
             out.extend(chosen);
+        }
+    }
+}
+
+/// Finds every occurrence of the prefilter's literals (overlapping, ignoring ASCII case).
+#[derive(Debug)]
+enum Prefilter {
+    /// By hashed four-byte windows: several times faster over log text.
+    Grams(Box<GramSearch>),
+    /// For a literal set with a literal too short for grams.
+    Automaton(AhoCorasick),
+}
+
+impl Prefilter {
+    fn for_each(&self, text: &[u8], mut found: impl FnMut(usize, usize, usize)) {
+        match self {
+            Prefilter::Grams(grams) => grams.for_each(text, found),
+            Prefilter::Automaton(ac) => {
+                for m in ac.find_overlapping_iter(text) {
+                    found(m.pattern().as_usize(), m.start(), m.end());
+                }
+            }
         }
     }
 }
