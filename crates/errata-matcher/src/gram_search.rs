@@ -28,6 +28,10 @@ pub(crate) struct GramSearch {
     filter: Vec<u64>,
     /// Every literal's gram(s), sorted by hash (then gram, literal, offset).
     slots: Vec<Slot>,
+    /// `slots[directory[h >> DIRECTORY_SHIFT]..directory[(h >> DIRECTORY_SHIFT) + 1]]`
+    /// holds every slot whose hash is `h`: one lookup instead of a binary search at
+    /// each window whose bit is set.
+    directory: Vec<u32>,
     /// The literals, ASCII lower-cased.
     literals: Vec<Vec<u8>>,
     /// The three-byte literals, checked at the text's start.
@@ -100,10 +104,15 @@ impl GramSearch {
             })
             .collect();
         slots.sort_unstable();
+        let buckets = 1usize << (bits - DIRECTORY_SHIFT);
+        let directory = (0..=buckets)
+            .map(|b| slots.partition_point(|s| ((s.hash >> DIRECTORY_SHIFT) as usize) < b) as u32)
+            .collect();
         Some(GramSearch {
             bits,
             filter,
             slots,
+            directory,
             literals,
             three_byte,
         })
@@ -141,9 +150,11 @@ impl GramSearch {
         hash: u32,
         found: &mut impl FnMut(usize, usize, usize),
     ) {
-        let first = self.slots.partition_point(|s| s.hash < hash);
-        for slot in self.slots[first..].iter().take_while(|s| s.hash == hash) {
-            if slot.gram != gram {
+        let bucket = (hash >> DIRECTORY_SHIFT) as usize;
+        let slots =
+            &self.slots[self.directory[bucket] as usize..self.directory[bucket + 1] as usize];
+        for slot in slots {
+            if slot.hash != hash || slot.gram != gram {
                 continue;
             }
             let lit = &self.literals[slot.literal as usize];
@@ -162,6 +173,9 @@ impl GramSearch {
 }
 
 const HASH_MULTIPLIER: u32 = 0x9E37_79B1;
+/// Hashes that share a directory bucket: 32 bits of the filter per bucket, so that the
+/// directory is an eighth of the filter's size and a bucket holds about one slot.
+const DIRECTORY_SHIFT: u32 = 5;
 
 fn hash(gram: u32, bits: u32) -> u32 {
     gram.wrapping_mul(HASH_MULTIPLIER) >> (32 - bits)
