@@ -59,29 +59,17 @@ impl Found<'_> {
     /// entry (`id`, `signature`, `via`, `specificity`), and its advice in `lang`
     /// (`root_cause`, `dead_ends`, `workarounds`, each most likely first).
     pub fn to_json(&self, lang: crate::Lang) -> serde_json::Value {
-        let advice = self.entry.advice(lang);
-        let steps = |steps: &[crate::Step<'_>],
-                     detail: &str,
-                     rate: &str|
-         -> Vec<serde_json::Value> {
-            steps
-                .iter()
-                .map(|s| {
-                    // A rate is a number only when it was counted: an estimate is words.
-                    let basis = match s.counted() {
-                        Some((k, n)) => serde_json::json!({"kind": s.basis_kind(), "k": k, "n": n}),
-                        None => serde_json::json!({"kind": "estimate"}),
-                    };
-                    serde_json::json!({
-                        "action": s.action,
-                        detail: s.detail,
-                        rate: s.is_counted().then_some(s.rate),
-                        "basis": basis,
-                        "evidence": s.evidence,
-                    })
-                })
-                .collect()
-        };
+        let mut json = self.where_and_which(lang);
+        if let (Some(object), serde_json::Value::Object(advice)) =
+            (json.as_object_mut(), advice_json(self.entry, lang))
+        {
+            object.extend(advice);
+        }
+        json
+    }
+
+    /// The first keys of [`Found::to_json`]: where the match is and which entry it is.
+    fn where_and_which(&self, lang: crate::Lang) -> serde_json::Value {
         serde_json::json!({
             "line": self.line,
             "column": self.column,
@@ -95,11 +83,83 @@ impl Found<'_> {
                 (None, Via::Alias(i)) => format!("alias:{i}"),
             },
             "specificity": self.specificity,
-            "root_cause": advice.root_cause,
-            "operator_action": self.entry.operator_action,
-            "dead_ends": steps(&advice.dead_ends, "why_fails", "fail_rate"),
-            "workarounds": steps(&advice.workarounds, "how", "success_rate"),
         })
+    }
+}
+
+/// The last keys of [`Found::to_json`]: the entry's advice in `lang` (`root_cause`,
+/// `operator_action`, `dead_ends`, `workarounds`, each most likely first). The same for
+/// every match of the entry.
+fn advice_json(entry: &Entry, lang: crate::Lang) -> serde_json::Value {
+    let advice = entry.advice(lang);
+    let steps = |steps: &[crate::Step<'_>], detail: &str, rate: &str| -> Vec<serde_json::Value> {
+        steps
+            .iter()
+            .map(|s| {
+                // A rate is a number only when it was counted: an estimate is words.
+                let basis = match s.counted() {
+                    Some((k, n)) => serde_json::json!({"kind": s.basis_kind(), "k": k, "n": n}),
+                    None => serde_json::json!({"kind": "estimate"}),
+                };
+                serde_json::json!({
+                    "action": s.action,
+                    detail: s.detail,
+                    rate: s.is_counted().then_some(s.rate),
+                    "basis": basis,
+                    "evidence": s.evidence,
+                })
+            })
+            .collect()
+    };
+    serde_json::json!({
+        "root_cause": advice.root_cause,
+        "operator_action": entry.operator_action,
+        "dead_ends": steps(&advice.dead_ends, "why_fails", "fail_rate"),
+        "workarounds": steps(&advice.workarounds, "how", "success_rate"),
+    })
+}
+
+/// Writes matches as JSON lines, each exactly `Found::to_json` followed by `\n`, with
+/// each entry's advice serialized once: a log that repeats one error ten thousand times
+/// costs one serialization of its advice, not ten thousand. Holds at most one string
+/// per entry of the index.
+#[derive(Debug)]
+pub struct JsonLines {
+    lang: crate::Lang,
+    /// Entry id → its advice as JSON object members, without the braces.
+    advice: std::collections::HashMap<String, String>,
+}
+
+impl JsonLines {
+    /// A writer of matches with their advice in `lang`.
+    pub fn new(lang: crate::Lang) -> JsonLines {
+        JsonLines {
+            lang,
+            advice: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Writes `found` as one line of JSON.
+    pub fn write(
+        &mut self,
+        found: &Found<'_>,
+        out: &mut impl std::io::Write,
+    ) -> std::io::Result<()> {
+        let head = found.where_and_which(self.lang).to_string();
+        let lang = self.lang;
+        let advice = self
+            .advice
+            .entry(found.entry.id.clone())
+            .or_insert_with(|| {
+                let whole = advice_json(found.entry, lang).to_string();
+                // `{…}` → `…`: members to splice after the head's.
+                whole[1..whole.len() - 1].to_string()
+            });
+        // `{head…}` + `,` + `advice…` + `}`: the members of both objects, in order.
+        out.write_all(&head.as_bytes()[..head.len() - 1])?;
+        out.write_all(b",")?;
+        out.write_all(advice.as_bytes())?;
+        out.write_all(b"}\n")
     }
 }
 

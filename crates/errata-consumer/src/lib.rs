@@ -57,5 +57,5 @@ pub use bundle::{Bundle, DATABASE, ENTRIES, parse_entries};
 pub use entry::{Advice, DeadEnd, Entry, Lang, Step, Workaround};
 pub use errata_matcher::Via;
 pub use error::Error;
-pub use index::{CHUNK_BYTES, Found, Index, MAX_LINE_BYTES, ScanStats};
+pub use index::{CHUNK_BYTES, Found, Index, JsonLines, MAX_LINE_BYTES, ScanStats};
 pub use manifest::{Counts, FORMAT_VERSION, FileRecord, MANIFEST, Manifest, OLDEST_FORMAT_VERSION};

@@ -420,6 +420,34 @@ fn every_signature_and_alias_finds_its_own_entry_first() {
     check_own_first(generated_corpus(600));
 }
 
+/// `JsonLines` writes each match exactly as `Found::to_json` says it, in both languages,
+/// when an entry matches again (its advice then comes from the writer's cache) and for
+/// entries with counted and estimated rates, on every real entry's signature.
+#[test]
+fn json_lines_are_to_json_with_the_advice_serialized_once() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/signatures");
+    let mut real = Vec::new();
+    for item in walk(&data) {
+        let value: Value = serde_json::from_slice(&std::fs::read(&item).unwrap()).unwrap();
+        real.push(Entry::from_value(value).unwrap());
+    }
+    let index = Index::new(real).unwrap();
+    for lang in [Lang::En, Lang::Zh] {
+        let mut writer = errata_consumer::JsonLines::new(lang);
+        let (mut written, mut expected) = (Vec::new(), String::new());
+        for _ in 0..2 {
+            for e in index.entries() {
+                for found in index.match_text(&e.signature) {
+                    writer.write(&found, &mut written).unwrap();
+                    expected.push_str(&format!("{}\n", found.to_json(lang)));
+                }
+            }
+        }
+        assert!(expected.lines().count() > 2 * index.entries().len());
+        assert_eq!(String::from_utf8(written).unwrap(), expected, "{lang:?}");
+    }
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let Ok(items) = std::fs::read_dir(dir) else {

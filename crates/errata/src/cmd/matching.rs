@@ -99,6 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             format!("{site}/")
         },
         format: args.format,
+        json: errata_consumer::JsonLines::new(lang),
         seen: HashSet::new(),
         line: Vec::new(),
         failed: None,
@@ -205,6 +206,8 @@ struct Printer {
     /// The site the entry links point into, ending in `/`.
     site: String,
     format: Format,
+    /// `--format json`'s writer (each entry's advice serialized once).
+    json: errata_consumer::JsonLines,
     /// Entries already explained in full.
     seen: HashSet<String>,
     /// The matches of the current line (printed together: best first, then the others).
@@ -258,7 +261,7 @@ impl Printer {
         match self.format {
             Format::Json => {
                 self.seen.insert(found.entry.id.clone());
-                writeln!(out, "{}", found.to_json(self.lang))
+                self.json.write(found, out)
             }
             Format::Human => {
                 if self
