@@ -406,8 +406,21 @@ impl Matcher {
     /// `text` may be a whole chunk of a log: the prefilter and the pattern-less
     /// `RegexSet` run over the chunk once, and regexes run only on lines where they can
     /// match. Invalid UTF-8 is searched as bytes.
-    pub fn scan(&self, text: &[u8], mut emit: impl FnMut(&Match)) {
-        let mut hits: Vec<(usize, Hit)> = Vec::new();
+    pub fn scan(&self, text: &[u8], emit: impl FnMut(&Match)) {
+        // The hits of a 1 MiB chunk of a busy log run to megabytes: a fresh vector at
+        // every chunk had the kernel zero new pages for each. Each thread keeps its own
+        // (taken out while in use, so a scan inside `emit` gets another).
+        thread_local! {
+            static HITS: std::cell::Cell<Vec<(usize, Hit)>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        let mut hits = HITS.take();
+        hits.clear();
+        self.scan_with(text, &mut hits, emit);
+        hits.clear();
+        HITS.set(hits);
+    }
+
+    fn scan_with(&self, text: &[u8], hits: &mut Vec<(usize, Hit)>, mut emit: impl FnMut(&Match)) {
         if let Some(prefilter) = &self.prefilter {
             prefilter.for_each(text, |literal, start, end| {
                 for &target in &self.targets[literal] {
@@ -445,7 +458,9 @@ impl Matcher {
         if hits.is_empty() {
             return;
         }
-        hits.sort_by_key(|(start, hit)| (*start, target_key(hit.target)));
+        // Unstable (no scratch buffer the size of the hits at every chunk), and still one
+        // order: distinct hits differ in start, target or end.
+        hits.sort_unstable_by_key(|(start, hit)| (*start, target_key(hit.target), hit.span.end));
 
         let mut lines = LineCounter::new(text);
         let mut found: Vec<Match> = Vec::new();
