@@ -65,6 +65,8 @@ pub struct Archive {
     pub manifest_bytes: Vec<u8>,
     /// Members in archive order (the manifest included), for checking the layout.
     pub order: Vec<String>,
+    /// Whether the archive was read to its end ([`Archive::read_until`] may stop early).
+    pub complete: bool,
 }
 
 impl Archive {
@@ -82,22 +84,26 @@ impl Archive {
         keep: &dyn Fn(&str) -> bool,
         limits: &Limits,
     ) -> Result<Archive, Error> {
-        Archive::read_inner(reader, keep, limits, None)
+        Archive::read_inner(reader, keep, limits, None, None)
     }
 
     /// [`Archive::read_with_limits`], and the content of the kept member `name` is sent
     /// to `to` as soon as it has been read, instead of being kept in the archive: a
     /// caller can start working on it while the members after it are read. Nothing
     /// vouches for those bytes until this returns `Ok` and [`Archive::problems`] is
-    /// empty. `to` is dropped when reading ends, so a receiver never waits forever.
+    /// empty. `to` is dropped when reading ends, so a receiver never waits forever. With
+    /// `stop_after`, reading stops once every member it names has been read: the members
+    /// after the last of them are neither read nor hashed, `complete` is false, and
+    /// [`Archive::problems`] checks only what was read.
     pub(crate) fn read_handing_over(
         reader: impl Read,
         keep: &dyn Fn(&str) -> bool,
         limits: &Limits,
         name: &str,
         to: std::sync::mpsc::SyncSender<Vec<u8>>,
+        stop_after: Option<&[&str]>,
     ) -> Result<Archive, Error> {
-        Archive::read_inner(reader, keep, limits, Some((name, to)))
+        Archive::read_inner(reader, keep, limits, Some((name, to)), stop_after)
     }
 
     fn read_inner(
@@ -105,6 +111,7 @@ impl Archive {
         keep: &dyn Fn(&str) -> bool,
         limits: &Limits,
         hand_over: Option<(&str, std::sync::mpsc::SyncSender<Vec<u8>>)>,
+        stop_after: Option<&[&str]>,
     ) -> Result<Archive, Error> {
         let tar = tar::Archive::new(Watch {
             inner: flate2::read::GzDecoder::new(reader),
@@ -118,7 +125,9 @@ impl Archive {
             let (to_hasher, chunks) = std::sync::mpsc::sync_channel::<Chunk>(8);
             let (spare, spares) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
             let hasher = scope.spawn(move || hash_members(chunks, spare));
-            let read = Archive::read_members(tar, keep, limits, &to_hasher, &spares, hand_over);
+            let read = Archive::read_members(
+                tar, keep, limits, &to_hasher, &spares, hand_over, stop_after,
+            );
             drop(to_hasher);
             let digests = hasher
                 .join()
@@ -148,6 +157,7 @@ impl Archive {
         to_hasher: &std::sync::mpsc::SyncSender<Chunk>,
         spares: &std::sync::mpsc::Receiver<Vec<u8>>,
         mut hand_over: Option<(&str, std::sync::mpsc::SyncSender<Vec<u8>>)>,
+        stop_after: Option<&[&str]>,
     ) -> Result<Archive, Error> {
         let mut seen = std::collections::HashSet::new();
         let mut members = BTreeMap::new();
@@ -263,6 +273,18 @@ impl Archive {
                     },
                 );
             }
+            if let Some(names) = stop_after
+                && manifest_bytes.is_some()
+                && names.iter().all(|n| members.contains_key(*n))
+            {
+                let manifest_bytes = manifest_bytes.unwrap_or_default();
+                return Ok(Archive {
+                    members,
+                    manifest_bytes,
+                    order,
+                    complete: false,
+                });
+            }
         }
         // The tar reader stops at the end-of-archive blocks, and may swallow a read error
         // there; reading on to the end checks the gzip trailer (CRC and length), and
@@ -281,6 +303,7 @@ impl Archive {
             members,
             manifest_bytes,
             order,
+            complete: true,
         })
     }
 
@@ -304,7 +327,8 @@ impl Archive {
     }
 
     /// Every disagreement between the members and the manifest, each naming its member;
-    /// empty when the bundle is intact. The manifest must come first in the archive.
+    /// empty when the bundle is intact. The manifest must come first in the archive. Of
+    /// an archive not read to its end, only the members read are checked.
     pub fn problems(&self, manifest: &Manifest) -> Vec<Error> {
         let mut problems = Vec::new();
         if self.order.first().map(String::as_str) != Some(MANIFEST) {
@@ -324,6 +348,7 @@ impl Archive {
         }
         for (path, record) in &listed {
             match self.members.get(*path) {
+                None if !self.complete => {}
                 None => problems.push(Error::Member {
                     member: path.to_string(),
                     problem: "listed in the manifest but missing".into(),

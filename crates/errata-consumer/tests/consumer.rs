@@ -197,6 +197,16 @@ fn both_formats_load_and_format_2_names_the_licence() {
 /// A bundle of `manifest.json`, `entries.json` and `extra.txt`, in that order, whose
 /// manifest lists `extra.txt` with the hash `extra_sha256` claims.
 fn bundle_with_extra(entries_json: &[u8], count: usize, extra_sha256: &str) -> Vec<u8> {
+    bundle_with_extra_at(entries_json, count, extra_sha256, false)
+}
+
+/// [`bundle_with_extra`], with `extra.txt` before `entries.json` when `extra_first`.
+fn bundle_with_extra_at(
+    entries_json: &[u8],
+    count: usize,
+    extra_sha256: &str,
+    extra_first: bool,
+) -> Vec<u8> {
     let extra = b"a member after the entries";
     let manifest = serde_json::to_vec_pretty(&json!({
         "format_version": 2, "name": "errata", "version": "1.2.3", "schema_version": "1.0.0",
@@ -209,11 +219,15 @@ fn bundle_with_extra(entries_json: &[u8], count: usize, extra_sha256: &str) -> V
     }))
     .unwrap();
     let mut tar = tar::Builder::new(Vec::new());
-    for (name, data) in [
+    let mut members = vec![
         ("manifest.json", manifest.as_slice()),
         ("entries.json", entries_json),
         ("extra.txt", extra.as_slice()),
-    ] {
+    ];
+    if extra_first {
+        members.swap(1, 2);
+    }
+    for (name, data) in members {
         let mut h = tar::Header::new_gnu();
         h.set_size(data.len() as u64);
         h.set_mode(0o644);
@@ -263,6 +277,65 @@ fn entries_read_early_are_used_only_once_everything_verified() {
         kept.member(errata_consumer::ENTRIES),
         Some(entries.as_slice())
     );
+}
+
+/// Opening for matching verifies the manifest and every member up to `entries.json`, as
+/// opening does, and reads nothing after it: a bad member there is not its business.
+#[test]
+fn opening_for_matching_verifies_what_it_reads_and_stops_after_the_entries() {
+    let entries = serde_json::to_vec(&sample()).unwrap();
+    let good = sha256_hex(b"a member after the entries");
+    let bad = "0".repeat(64);
+    let for_matching = |bytes: Vec<u8>| Bundle::from_reader_for_matching(bytes.as_slice());
+    // A bad member after the entries: unread, so the bundle opens for matching (and
+    // answers as the full open does), while a full open refuses it.
+    let after = bundle_with_extra(&entries, sample().len(), &bad);
+    let opened = for_matching(after.clone()).unwrap();
+    assert_eq!(
+        opened.entries(),
+        Bundle::from_bytes(&bundle_with_extra(&entries, sample().len(), &good))
+            .unwrap()
+            .entries()
+    );
+    assert!(Bundle::from_bytes(&after).is_err());
+    // Cut the archive right after the entries: still opens for matching, never in full.
+    let truncated = {
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(after.as_slice()),
+            &mut raw,
+        )
+        .unwrap();
+        // The member's tar header (the manifest names it too, without the NUL).
+        let cut = raw.windows(10).position(|w| w == b"extra.txt\0").unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&raw[..cut]).unwrap();
+        gz.finish().unwrap()
+    };
+    assert_eq!(
+        for_matching(truncated.clone()).unwrap().entries().len(),
+        sample().len()
+    );
+    assert!(Bundle::from_bytes(&truncated).is_err());
+    // A bad member before the entries, bad entries, or entries the manifest miscounts:
+    // refused, naming what is wrong, exactly as a full open does.
+    let before = bundle_with_extra_at(&entries, sample().len(), &bad, true);
+    let err = for_matching(before).unwrap_err().to_string();
+    assert!(
+        err.contains("member `extra.txt`") && err.contains("sha256"),
+        "{err}"
+    );
+    let wrong_entries = bundle_bytes(&sample(), |m| m["files"][0]["sha256"] = json!(bad.clone()));
+    let err = for_matching(wrong_entries).unwrap_err().to_string();
+    assert!(
+        err.contains("member `entries.json`") && err.contains("sha256"),
+        "{err}"
+    );
+    let miscounted = bundle_bytes(&sample(), |m| m["counts"]["entries"] = json!(7));
+    assert!(matches!(for_matching(miscounted), Err(Error::Entries(_))));
+    // entries.json that the manifest does not list: refused.
+    let none = bundle_bytes(&sample(), |m| m["files"] = json!([]));
+    assert!(for_matching(none).is_err());
 }
 
 #[test]

@@ -242,6 +242,11 @@ impl Matcher {
                     literals.extend(trigger.into_iter().map(|l| (l, Target::Verify(i))));
                 }
                 None => {
+                    let Some(hir) = hir.as_ref() else {
+                        errors.push((i, "a pattern without literals lost its syntax tree".into()));
+                        compiled.push(None);
+                        continue;
+                    };
                     let source = hir.to_string();
                     match RegexBuilder::new(&source)
                         .size_limit(REGEX_SIZE_LIMIT)
@@ -278,7 +283,7 @@ impl Matcher {
                 }
             }
             compiled.push(Some(Compiled {
-                regex: LazyRegex::new(regex, hir),
+                regex: LazyRegex::new(regex, &pattern.regex),
                 chunk_regex,
                 specificity,
                 alias_specificity,
@@ -621,9 +626,10 @@ fn rank(a: &Match, b: &Match) -> std::cmp::Ordering {
 struct Analysed {
     /// `None` when compiling is left to first use ([`Matcher::new_lazy`]).
     regex: Option<LineRegex>,
-    /// The line-bound syntax tree (for patterns without literals, compiled again for
-    /// whole chunks).
-    hir: regex_syntax::hir::Hir,
+    /// The line-bound syntax tree of a pattern without literals (compiled again for
+    /// whole chunks); `None` for the others, whose trees are not kept: 10,000 of them
+    /// were tens of megabytes for the kernel to zero at every start.
+    hir: Option<regex_syntax::hir::Hir>,
     specificity: u32,
     sets: Vec<LiteralSet>,
 }
@@ -633,22 +639,23 @@ struct Analysed {
 /// the few patterns whose literals occur in it; a reader of a checked bundle need not
 /// pay for the rest at every start.
 struct LazyRegex {
-    /// The syntax tree, kept until the regex is compiled from it.
-    hir: Option<regex_syntax::hir::Hir>,
+    /// The regex's source, parsed again and compiled on first use (a source is a
+    /// fraction of its syntax tree's size).
+    source: Option<Box<str>>,
     /// `Some(None)`: the regex turned out too big, or to match the empty string, and
     /// never matches.
     cell: std::sync::OnceLock<Option<LineRegex>>,
 }
 
 impl LazyRegex {
-    fn new(regex: Option<LineRegex>, hir: regex_syntax::hir::Hir) -> LazyRegex {
+    fn new(regex: Option<LineRegex>, source: &str) -> LazyRegex {
         match regex {
             Some(regex) => LazyRegex {
-                hir: None,
+                source: None,
                 cell: std::sync::OnceLock::from(Some(regex)),
             },
             None => LazyRegex {
-                hir: Some(hir),
+                source: Some(source.into()),
                 cell: std::sync::OnceLock::new(),
             },
         }
@@ -657,7 +664,8 @@ impl LazyRegex {
     fn find(&self, haystack: &[u8], scratch: &mut Scratch) -> Option<Range<usize>> {
         self.cell
             .get_or_init(|| {
-                let regex = LineRegex::new(self.hir.as_ref()?, REGEX_SIZE_LIMIT).ok()?;
+                let hir = parse_line_bound(self.source.as_deref()?).ok()?;
+                let regex = LineRegex::new(&hir, REGEX_SIZE_LIMIT).ok()?;
                 // What `compile` refuses, a lazy matcher never matches.
                 regex
                     .find(b"", &mut Scratch::default())
@@ -724,14 +732,7 @@ fn compile(pattern: &str, lazy: bool) -> Result<Analysed, String> {
     if pattern.is_empty() {
         return Err("regex is empty (it would match every line)".into());
     }
-    let hir = ParserBuilder::new()
-        .nest_limit(NEST_LIMIT)
-        .multi_line(true)
-        .crlf(true)
-        .build()
-        .parse(pattern)
-        .map_err(|e| e.to_string())?;
-    let hir = analyze::line_bound(hir);
+    let hir = parse_line_bound(pattern)?;
     let specificity = analyze::specificity(&hir);
     let sets = analyze::required_literal_sets(&hir);
     // A pattern without literals runs on every chunk of a log (so it is compiled now
@@ -747,10 +748,23 @@ fn compile(pattern: &str, lazy: bool) -> Result<Analysed, String> {
     };
     Ok(Analysed {
         regex,
-        hir,
+        hir: sets.is_empty().then_some(hir),
         specificity,
         sets,
     })
+}
+
+/// A regex's syntax tree, parsed the way every pattern is (multi-line, CRLF-aware,
+/// nesting-limited) and rewritten so that no match crosses a line.
+fn parse_line_bound(pattern: &str) -> Result<regex_syntax::hir::Hir, String> {
+    let hir = ParserBuilder::new()
+        .nest_limit(NEST_LIMIT)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .parse(pattern)
+        .map_err(|e| e.to_string())?;
+    Ok(analyze::line_bound(hir))
 }
 
 /// A line, ASCII lower-cased on first use, for confirming required literals (which are

@@ -182,3 +182,76 @@ fn the_data_licence_is_in_the_bundle_and_on_the_site() {
         "the site names the data licence"
     );
 }
+
+/// The bundle at `from`, with one byte of member `name` changed, written to `to` (the
+/// archive rebuilt around it, so only that member's hash disagrees with the manifest).
+fn with_member_flipped(from: &Path, name: &str, to: &Path) {
+    let file = std::fs::File::open(from).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut out = tar::Builder::new(Vec::new());
+    for member in archive.entries().unwrap() {
+        let mut member = member.unwrap();
+        let path = member.path().unwrap().to_str().unwrap().to_string();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut member, &mut bytes).unwrap();
+        if path == name {
+            let mid = bytes.len() / 2;
+            bytes[mid] ^= 0x01;
+        }
+        let mut header = member.header().clone();
+        out.append_data(&mut header, &path, bytes.as_slice())
+            .unwrap();
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &out.into_inner().unwrap()).unwrap();
+    std::fs::write(to, gz.finish().unwrap()).unwrap();
+}
+
+/// `errata match --bundle` verifies the members its answers come from (the manifest and
+/// everything up to `entries.json`) and reads no further; `errata bundle verify` checks
+/// them all.
+#[test]
+fn match_verifies_what_it_reads_and_bundle_verify_checks_the_rest() {
+    let (dir, data, elsewhere) = scratch();
+    let bundle = bundled(&elsewhere, &data, &dir.path().join("out"));
+    let log = dir.path().join("train.log");
+    std::fs::write(&log, "RuntimeError: CUDA error: out of memory\n").unwrap();
+    let damaged = dir.path().join("damaged.tar.gz");
+
+    with_member_flipped(&bundle, "errata.sqlite", &damaged);
+    let (code, out) = errata(
+        &elsewhere,
+        &[
+            "match",
+            "--format",
+            "json",
+            "--bundle",
+            s(&damaged),
+            s(&log),
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("\"id\":\"cuda/out-of-memory\""), "{out}");
+    let (code, out) = errata(&elsewhere, &["bundle", "verify", s(&damaged)]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("errata.sqlite"), "{out}");
+
+    with_member_flipped(&bundle, "entries.json", &damaged);
+    let (code, out) = errata(
+        &elsewhere,
+        &[
+            "match",
+            "--format",
+            "json",
+            "--bundle",
+            s(&damaged),
+            s(&log),
+        ],
+    );
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains("entries.json") && out.contains("sha256"),
+        "{out}"
+    );
+    assert!(!out.contains("\"id\":"), "{out}");
+}

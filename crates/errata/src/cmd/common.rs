@@ -231,8 +231,9 @@ impl KnowledgeArgs {
 }
 
 /// The knowledge an answering command (`match`, `decode`, `incidents`, `audit`) works from: a
-/// verified bundle, or the entries of a data directory (or of the knowledge base built
-/// into errata when there is none here).
+/// bundle (its manifest and members up to `entries.json` verified: the answers come from
+/// those, see `Bundle::open_for_matching`), or the entries of a data directory (or of the
+/// knowledge base built into errata when there is none here).
 pub enum Knowledge {
     Bundle(Box<errata_consumer::Bundle>),
     Local(errata_consumer::Index),
@@ -242,7 +243,7 @@ impl Knowledge {
     /// `--bundle` when given, else `--data` / the data directory / the built-in one.
     pub fn load(bundle: Option<&Path>, data: Option<PathBuf>) -> Result<Knowledge> {
         match bundle {
-            Some(path) => errata_consumer::Bundle::open(path)
+            Some(path) => errata_consumer::Bundle::open_for_matching(path)
                 .map(|b| Knowledge::Bundle(Box::new(b)))
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
             None => super::matching::index_from_data(data).map(Knowledge::Local),
