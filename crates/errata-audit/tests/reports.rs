@@ -188,6 +188,49 @@ fn a_component_inside_a_known_bad_range_is_a_warning() {
     assert!(r.findings.is_empty(), "{r:#?}");
 }
 
+/// PyTorch refuses a cuDNN of 9.11 or later on a GPU below compute capability 7.5
+/// (torch/backends/cudnn/__init__.py): a V100 beside torch 2.11's pinned cuDNN wheel is
+/// found; the same GPU with the cuDNN 2.10 pins, or a T4 (7.5) with 2.11's, is not.
+#[test]
+fn a_cudnn_too_new_for_the_gpu_is_found() {
+    let report = |cudnn: &str, gpu: &str| {
+        format!(
+            "PyTorch version: 2.11.0+cu130\n\
+             GPU models and configuration: GPU 0: {gpu}\n\
+             Versions of relevant libraries:\n\
+             [pip3] {cudnn}\n"
+        )
+    };
+    let found = |text: &str| {
+        errata_audit::audit(text, &entries(), false)
+            .findings
+            .into_iter()
+            .find(|f| f.id == "pytorch/cudnn-unsupported-compute-capability")
+    };
+    let f = found(&report(
+        "nvidia-cudnn-cu13==9.19.0.56",
+        "Tesla V100-SXM2-16GB",
+    ))
+    .expect("a V100 with cuDNN 9.19 is found");
+    assert_eq!(f.because["compute_capability"], "7.0");
+    assert_eq!(f.because["cudnn"], "9.19.0.56");
+    assert!(
+        found(&report(
+            "nvidia-cudnn-cu12==9.10.2.21",
+            "Tesla V100-SXM2-16GB"
+        ))
+        .is_none()
+    );
+    let t4 = report("nvidia-cudnn-cu13==9.19.0.56", "Tesla T4");
+    assert!(found(&t4).is_none());
+    let facts = errata_audit::audit(&t4, &entries(), false).facts;
+    assert_eq!(
+        facts["compute_capability"],
+        serde_json::json!(["7.5"]),
+        "{facts:?}"
+    );
+}
+
 /// Two NVIDIA NCCL wheels for different CUDA majors install the same libnccl.so.2: the
 /// reports where `import torch` then failed on an undefined nccl symbol are found, with
 /// the library named; one NCCL wheel is not.
