@@ -186,7 +186,11 @@ impl Index {
         let patterns: Vec<Pattern> = entries
             .iter()
             .map(|e| Pattern::new(e.regex.clone()).with_aliases(e.aliases.iter().cloned()))
-            .chain(numbers.iter().map(|n| Pattern::new(n.regex.clone())))
+            .chain(
+                numbers
+                    .iter()
+                    .map(|n| Pattern::new(n.regex.clone()).with_gate(n.gate.clone())),
+            )
             .chain(std::iter::once(Pattern::new(
                 crate::xid_catalog::XID_LINE.to_string(),
             )))

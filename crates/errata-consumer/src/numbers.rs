@@ -61,6 +61,10 @@ pub(crate) struct NumberPattern {
     pub number: i64,
     /// The regex (Rust `regex` syntax, ASCII case-insensitive).
     pub regex: String,
+    /// The same regex for any number of the family: the matcher runs it once per line
+    /// before this pattern's (a line naming the library and a failure word sets off
+    /// every number pattern of the family, 70 of them for `cudaError_t`).
+    pub gate: String,
 }
 
 /// The family and number of an `error_code` (`Name` or `Name (N)`), by NVIDIA's tables.
@@ -101,6 +105,7 @@ pub(crate) fn patterns(entries: &[Entry]) -> Vec<NumberPattern> {
             family,
             number,
             regex: format!("(?i)(?:{lead}{FAILURE_THEN_NUMBER}{value})"),
+            gate: format!(r"(?i)(?:{lead}{FAILURE_THEN_NUMBER}(?:-?\d+|0x[0-9a-f]+)\b)"),
         });
         // glog's form is a pattern of its own: as one alternation with the phrase above,
         // the two branches share no required word, so the prefilter could not confirm
@@ -112,6 +117,7 @@ pub(crate) fn patterns(entries: &[Entry]) -> Vec<NumberPattern> {
                 family,
                 number,
                 regex: format!(r"\b(?-i:{ok})\s*\(\s*{number}\s+vs\.?\s+0\s*\)"),
+                gate: format!(r"\b(?-i:{ok})\s*\(\s*\d+\s+vs\.?\s+0\s*\)"),
             });
         }
     }

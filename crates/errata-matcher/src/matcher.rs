@@ -29,6 +29,11 @@ pub struct Pattern {
     pub regex: String,
     /// Other spellings of the message, matched as plain text ignoring ASCII case.
     pub aliases: Vec<String>,
+    /// A more general regex that matches wherever this one does: on a line where it
+    /// does not match, this pattern's regex is not run. Patterns that differ in one
+    /// detail (the number in `CUDA error 700`) share a gate, which runs once per line
+    /// instead of once per pattern.
+    pub gate: Option<String>,
 }
 
 impl Pattern {
@@ -37,6 +42,7 @@ impl Pattern {
         Pattern {
             regex: regex.into(),
             aliases: Vec::new(),
+            gate: None,
         }
     }
 
@@ -46,6 +52,12 @@ impl Pattern {
         aliases: impl IntoIterator<Item = S>,
     ) -> Pattern {
         self.aliases = aliases.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same pattern behind `gate` (see [`Pattern::gate`]).
+    pub fn with_gate(mut self, gate: impl Into<String>) -> Pattern {
+        self.gate = Some(gate.into());
         self
     }
 }
@@ -110,6 +122,8 @@ struct Compiled {
     /// Literal sets that must each also occur in the line (ASCII lower-cased), each
     /// literal's searcher built once here rather than at every line it is looked for in.
     confirm: Vec<Vec<memchr::memmem::Finder<'static>>>,
+    /// Index in [`Matcher::gates`] of the regex that must match the line first.
+    gate: Option<usize>,
 }
 
 /// A compiled set of patterns. Cheap to share between threads (`Sync`).
@@ -124,6 +138,8 @@ pub struct Matcher {
     unfiltered: Vec<usize>,
     unfiltered_set: Option<RegexSet>,
     prefiltered: usize,
+    /// The distinct gates of the patterns (see [`Pattern::gate`]), compiled on first use.
+    gates: Vec<LazyRegex>,
 }
 
 impl Matcher {
@@ -220,6 +236,8 @@ impl Matcher {
         };
 
         let mut compiled = Vec::with_capacity(patterns.len());
+        let mut gates: Vec<LazyRegex> = Vec::new();
+        let mut gate_index: HashMap<&str, usize> = HashMap::new();
         let mut literals: Vec<(Vec<u8>, Target)> = Vec::new();
         let mut unfiltered = Vec::new();
         let mut unfiltered_src = Vec::new();
@@ -282,12 +300,32 @@ impl Matcher {
                     literals.push((alias.as_bytes().to_ascii_lowercase(), Target::Alias(i, a)));
                 }
             }
+            let gate = match pattern.gate.as_deref() {
+                None => None,
+                Some(source) => match gate_index.get(source) {
+                    Some(&g) => Some(g),
+                    None => {
+                        // Checked now like every regex; compiled the first time a line
+                        // needs it.
+                        if let Err(e) = check_source(source).and_then(|()| parse_line_bound(source))
+                        {
+                            errors.push((i, format!("its gate: {e}")));
+                            compiled.push(None);
+                            continue;
+                        }
+                        gates.push(LazyRegex::new(None, source));
+                        gate_index.insert(source, gates.len() - 1);
+                        Some(gates.len() - 1)
+                    }
+                },
+            };
             compiled.push(Some(Compiled {
                 regex: LazyRegex::new(regex, &pattern.regex),
                 chunk_regex,
                 specificity,
                 alias_specificity,
                 confirm,
+                gate,
             }));
         }
         let prefiltered = compiled.iter().flatten().count() - unfiltered.len();
@@ -343,6 +381,7 @@ impl Matcher {
             unfiltered,
             unfiltered_set,
             prefiltered,
+            gates,
         };
         Ok((matcher, errors))
     }
@@ -506,8 +545,9 @@ impl Matcher {
         (scratch, lowered): (&mut Scratch, &mut LoweredLine),
         out: &mut Vec<Match>,
     ) {
-        // The lowered text of the previous line is not this one's.
+        // The lowered text and the gates of the previous line are not this one's.
         lowered.ready = false;
+        lowered.gates.clear();
         let mut candidates: Vec<(usize, Hit)> = hits
             .iter()
             .map(|(_, h)| (target_pattern(h.target), h.clone()))
@@ -534,7 +574,10 @@ impl Matcher {
                 && compiled
                     .confirm
                     .iter()
-                    .all(|set| lowered.contains_any(line_text, set)))
+                    .all(|set| lowered.contains_any(line_text, set))
+                && compiled
+                    .gate
+                    .is_none_or(|g| lowered.gate_passes(g, &self.gates, line_text, scratch)))
             .then(|| {
                 compiled
                     .regex
@@ -662,6 +705,12 @@ impl LazyRegex {
     }
 
     fn find(&self, haystack: &[u8], scratch: &mut Scratch) -> Option<Range<usize>> {
+        self.regex()?.find(haystack, scratch)
+    }
+
+    /// The compiled regex, compiled now if it was not yet; `None` for one that does not
+    /// compile (too big, or matching the empty string).
+    fn regex(&self) -> Option<&LineRegex> {
         self.cell
             .get_or_init(|| {
                 let hir = parse_line_bound(self.source.as_deref()?).ok()?;
@@ -672,8 +721,7 @@ impl LazyRegex {
                     .is_none()
                     .then_some(regex)
             })
-            .as_ref()?
-            .find(haystack, scratch)
+            .as_ref()
     }
 }
 
@@ -723,15 +771,7 @@ fn compile_all(patterns: &[Pattern], lazy: bool) -> Vec<Result<Analysed, String>
 /// Parses, checks and compiles one regex (`lazy`: parses and checks it, leaving the
 /// compiling to first use).
 fn compile(pattern: &str, lazy: bool) -> Result<Analysed, String> {
-    if pattern.len() > MAX_PATTERN_LEN {
-        return Err(format!(
-            "regex is {} bytes long; the limit is {MAX_PATTERN_LEN}",
-            pattern.len()
-        ));
-    }
-    if pattern.is_empty() {
-        return Err("regex is empty (it would match every line)".into());
-    }
+    check_source(pattern)?;
     let hir = parse_line_bound(pattern)?;
     let specificity = analyze::specificity(&hir);
     let sets = analyze::required_literal_sets(&hir);
@@ -754,6 +794,20 @@ fn compile(pattern: &str, lazy: bool) -> Result<Analysed, String> {
     })
 }
 
+/// The checks on a regex's source before it is parsed: not too long, not empty.
+fn check_source(pattern: &str) -> Result<(), String> {
+    if pattern.len() > MAX_PATTERN_LEN {
+        return Err(format!(
+            "regex is {} bytes long; the limit is {MAX_PATTERN_LEN}",
+            pattern.len()
+        ));
+    }
+    if pattern.is_empty() {
+        return Err("regex is empty (it would match every line)".into());
+    }
+    Ok(())
+}
+
 /// A regex's syntax tree, parsed the way every pattern is (multi-line, CRLF-aware,
 /// nesting-limited) and rewritten so that no match crosses a line.
 fn parse_line_bound(pattern: &str) -> Result<regex_syntax::hir::Hir, String> {
@@ -774,9 +828,31 @@ fn parse_line_bound(pattern: &str) -> Result<regex_syntax::hir::Hir, String> {
 struct LoweredLine {
     text: Vec<u8>,
     ready: bool,
+    /// Gates already run on this line, and whether each matched (see [`Pattern::gate`]).
+    gates: Vec<(usize, bool)>,
 }
 
 impl LoweredLine {
+    /// Whether gate `g` matches this line, running it at most once per line.
+    fn gate_passes(
+        &mut self,
+        g: usize,
+        gates: &[LazyRegex],
+        line: &[u8],
+        scratch: &mut Scratch,
+    ) -> bool {
+        if let Some(&(_, passes)) = self.gates.iter().find(|(k, _)| *k == g) {
+            return passes;
+        }
+        // A gate that does not compile stops nothing: it only ever saves work.
+        let passes = gates
+            .get(g)
+            .and_then(LazyRegex::regex)
+            .is_none_or(|gate| gate.find(line, scratch).is_some());
+        self.gates.push((g, passes));
+        passes
+    }
+
     fn contains_any(&mut self, line: &[u8], set: &[memchr::memmem::Finder<'static>]) -> bool {
         if !self.ready {
             self.text.clear();

@@ -290,3 +290,53 @@ fn every_overlapping_trigger_on_a_line_is_found() {
         "{scanned:?}"
     );
 }
+
+/// A gate only saves work: patterns behind one give the matches they give without it,
+/// on lines where the gate matches and where it does not; a gate that cannot compile
+/// (it matches the empty string) stops nothing; one that does not parse is the
+/// pattern's error.
+#[test]
+fn a_gate_never_changes_what_matches() {
+    let numbers = |gated: bool| -> Vec<Pattern> {
+        [2, 700, 719]
+            .iter()
+            .map(|n| {
+                let p = Pattern::new(format!(r"(?i)cuda error[: ]+{n}\b"));
+                if gated {
+                    p.with_gate(r"(?i)cuda error[: ]+\d+\b")
+                } else {
+                    p
+                }
+            })
+            .chain([Pattern::new(r"illegal memory access")])
+            .collect()
+    };
+    // The first line sets off the gate and fails it; the next ones pass it.
+    let text = "cuda error (code 719), the gate fails here\n\
+                CUDA error: 700 an illegal memory access\n\
+                cuda error 2\n\
+                CUDA error: 7190\n\
+                cuda error 719 and cuda error 2\n";
+    let found = |m: &Matcher| {
+        let mut v = Vec::new();
+        m.scan(text.as_bytes(), |m| {
+            v.push((m.line, m.pattern, m.span.clone()))
+        });
+        v
+    };
+    let plain = found(&matcher(&numbers(false)));
+    assert_eq!(plain.len(), 5, "{plain:?}");
+    assert_eq!(found(&matcher(&numbers(true))), plain);
+    let lazy = Matcher::new_lazy(&numbers(true)).unwrap();
+    assert_eq!(found(&lazy), plain);
+
+    let empty_gate: Vec<Pattern> = numbers(false)
+        .into_iter()
+        .map(|p| p.with_gate("x*"))
+        .collect();
+    assert_eq!(found(&matcher(&empty_gate)), plain);
+
+    let errors = Matcher::new(&[Pattern::new("cuda error").with_gate("(unclosed")]).unwrap_err();
+    assert_eq!(errors[0].0, 0);
+    assert!(errors[0].1.contains("gate"), "{errors:?}");
+}
