@@ -455,7 +455,7 @@ impl Matcher {
         // every chunk had the kernel zero new pages for each. Each thread keeps its own
         // (taken out while in use, so a scan inside `emit` gets another).
         thread_local! {
-            static HITS: std::cell::Cell<Vec<(usize, Hit)>> = const { std::cell::Cell::new(Vec::new()) };
+            static HITS: std::cell::Cell<Vec<(usize, Found)>> = const { std::cell::Cell::new(Vec::new()) };
         }
         let mut hits = HITS.take();
         hits.clear();
@@ -464,18 +464,18 @@ impl Matcher {
         HITS.set(hits);
     }
 
-    fn scan_with(&self, text: &[u8], hits: &mut Vec<(usize, Hit)>, mut emit: impl FnMut(&Match)) {
+    fn scan_with(&self, text: &[u8], hits: &mut Vec<(usize, Found)>, mut emit: impl FnMut(&Match)) {
         if let Some(prefilter) = &self.prefilter {
+            // One hit per occurrence of a literal; the patterns it stands for are read
+            // per line (a literal such as `cuda` stands for dozens).
             prefilter.for_each(text, |literal, start, end| {
-                for &target in &self.targets[literal] {
-                    hits.push((
-                        start,
-                        Hit {
-                            target,
-                            span: start..end,
-                        },
-                    ));
-                }
+                hits.push((
+                    start,
+                    Found {
+                        source: Source::Literal(literal),
+                        span: start..end,
+                    },
+                ));
             });
         }
         if let Some(set) = &self.unfiltered_set {
@@ -491,8 +491,8 @@ impl Matcher {
                 for m in re.find_iter(text) {
                     hits.push((
                         m.start(),
-                        Hit {
-                            target: Target::Verify(p),
+                        Found {
+                            source: Source::Target(Target::Verify(p)),
                             span: m.start()..m.end(),
                         },
                     ));
@@ -503,8 +503,8 @@ impl Matcher {
             return;
         }
         // Unstable (no scratch buffer the size of the hits at every chunk), and still one
-        // order: distinct hits differ in start, target or end.
-        hits.sort_unstable_by_key(|(start, hit)| (*start, target_key(hit.target), hit.span.end));
+        // order: distinct hits differ in start, source or end.
+        hits.sort_unstable_by_key(|(start, hit)| (*start, hit.source.key(), hit.span.end));
 
         let mut lines = LineCounter::new(text);
         let mut found: Vec<Match> = Vec::new();
@@ -541,18 +541,31 @@ impl Matcher {
         &self,
         text: &[u8],
         (line, range): (usize, Range<usize>),
-        hits: &[(usize, Hit)],
+        hits: &[(usize, Found)],
         (scratch, lowered): (&mut Scratch, &mut LoweredLine),
         out: &mut Vec<Match>,
     ) {
         // The lowered text and the gates of the previous line are not this one's.
         lowered.ready = false;
         lowered.gates.clear();
-        let mut candidates: Vec<(usize, Hit)> = hits
-            .iter()
-            .map(|(_, h)| (target_pattern(h.target), h.clone()))
-            .collect();
-        candidates.sort_by_key(|(p, h)| (*p, target_key(h.target), h.span.start));
+        let mut candidates: Vec<(usize, Hit)> = Vec::with_capacity(hits.len());
+        for (_, found) in hits {
+            let targets = match &found.source {
+                Source::Literal(k) => self.targets[*k].as_slice(),
+                Source::Target(t) => std::slice::from_ref(t),
+            };
+            candidates.extend(targets.iter().map(|&target| {
+                (
+                    target_pattern(target),
+                    Hit {
+                        target,
+                        span: found.span.clone(),
+                    },
+                )
+            }));
+        }
+        candidates
+            .sort_unstable_by_key(|(p, h)| (*p, target_key(h.target), h.span.start, h.span.end));
         let mut k = 0;
         while k < candidates.len() {
             let p = candidates[k].0;
@@ -636,6 +649,34 @@ impl Prefilter {
     }
 }
 
+/// Something found in a chunk, before it is read as the patterns it stands for.
+#[derive(Debug, Clone)]
+struct Found {
+    source: Source,
+    span: Range<usize>,
+}
+
+/// What a [`Found`] is: a prefilter literal (standing for each of its targets) or one
+/// target (a pattern without literals, found by the chunk's `RegexSet`).
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Literal(usize),
+    Target(Target),
+}
+
+impl Source {
+    fn key(self) -> (usize, usize, usize) {
+        match self {
+            Source::Literal(k) => (0, k, 0),
+            Source::Target(t) => {
+                let (p, a) = target_key(t);
+                (1, p, a)
+            }
+        }
+    }
+}
+
+/// One pattern (or alias) that may match at a span of a line.
 #[derive(Debug, Clone)]
 struct Hit {
     target: Target,
