@@ -34,8 +34,13 @@ fn io_error(path: &std::path::Path, e: &std::io::Error) -> PyErr {
 /// the value `$s`. Equality comes from `#[pyclass(eq)]`.
 macro_rules! value_class {
     ($ty:ident, |$s:ident| $repr:expr) => {
+        value_class!($ty, |$s| $repr, {});
+    };
+    ($ty:ident, |$s:ident| $repr:expr, { $($more:item)* }) => {
         #[pymethods]
         impl $ty {
+            $($more)*
+
             /// Every field as plain Python values (dicts, lists, str, int, float, None).
             fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
                 to_python(py, self)
@@ -125,36 +130,107 @@ value_class!(Workaround, |s| format!(
 ));
 
 /// A known error found in a line of text.
-#[pyclass(frozen, get_all, eq, module = "errata")]
+#[pyclass(frozen, eq, module = "errata")]
 #[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Match {
     /// The entry's id, `<domain>/<slug>`.
+    #[pyo3(get)]
     id: String,
     /// 1-based line number in the text.
+    #[pyo3(get)]
     line: u64,
     /// 1-based byte column of the match in its line.
+    #[pyo3(get)]
     column: usize,
     /// The text that matched.
+    #[pyo3(get)]
     text: String,
-    /// The error's signature, in the language asked for.
+    /// What the entry says, the same for all its matches in one language: shared, not
+    /// copied, by the matches of a scan (a log repeating one error made thousands).
+    #[serde(flatten)]
+    about: std::sync::Arc<About>,
+}
+
+/// The part of a [`Match`] that depends only on the entry and the language.
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct About {
     signature: String,
-    /// Why it happens.
     root_cause: String,
-    /// What not to try, most often failing first.
     dead_ends: Vec<DeadEnd>,
-    /// What to try, most often working first.
     workarounds: Vec<Workaround>,
-    /// Every source the entry cites, in order, once.
     sources: Vec<String>,
-    /// How the entry was verified (`ai_generated`, `community`, `human_reviewed`,
-    /// `reproduced`, `official`).
     verification: String,
 }
 
-value_class!(Match, |s| format!(
-    "Match(id={:?}, line={}, column={})",
-    s.id, s.line, s.column
-));
+value_class!(
+    Match,
+    |s| format!("Match(id={:?}, line={}, column={})", s.id, s.line, s.column),
+    {
+        /// The error's signature, in the language asked for.
+        #[getter]
+        fn signature(&self) -> String {
+            self.about.signature.clone()
+        }
+        /// Why it happens.
+        #[getter]
+        fn root_cause(&self) -> String {
+            self.about.root_cause.clone()
+        }
+        /// What not to try, most often failing first.
+        #[getter]
+        fn dead_ends(&self) -> Vec<DeadEnd> {
+            self.about.dead_ends.clone()
+        }
+        /// What to try, most often working first.
+        #[getter]
+        fn workarounds(&self) -> Vec<Workaround> {
+            self.about.workarounds.clone()
+        }
+        /// Every source the entry cites, in order, once.
+        #[getter]
+        fn sources(&self) -> Vec<String> {
+            self.about.sources.clone()
+        }
+        /// How the entry was verified (`ai_generated`, `community`, `human_reviewed`,
+        /// `reproduced`, `official`).
+        #[getter]
+        fn verification(&self) -> String {
+            self.about.verification.clone()
+        }
+    }
+);
+
+/// Builds the `Match`es of a scan: each entry's advice is converted once and shared by
+/// its later matches (a log repeating one error converted the same advice at every line;
+/// at 20,000 matches that cost a third of `scan()`'s time).
+struct Matches {
+    lang: Lang,
+    first: std::collections::HashMap<String, Match>,
+    out: Vec<Match>,
+}
+
+impl Matches {
+    fn new(lang: Lang) -> Matches {
+        Matches {
+            lang,
+            first: std::collections::HashMap::new(),
+            out: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, found: &Found<'_>) {
+        let lang = self.lang;
+        let template = self
+            .first
+            .entry(found.entry.id.clone())
+            .or_insert_with(|| Match::of(found, lang));
+        let mut m = template.clone();
+        m.line = found.line;
+        m.column = found.column;
+        m.text.clone_from(&found.text);
+        self.out.push(m);
+    }
+}
 
 impl Match {
     fn of(found: &Found<'_>, lang: Lang) -> Match {
@@ -173,36 +249,38 @@ impl Match {
             line: found.line,
             column: found.column,
             text: found.text.clone(),
-            signature: entry.signature(lang).to_string(),
-            root_cause: advice.root_cause.to_string(),
-            dead_ends: advice
-                .dead_ends
-                .iter()
-                .map(|s| DeadEnd {
-                    action: s.action.to_string(),
-                    why_fails: s.detail.to_string(),
-                    fail_rate: s.is_counted().then_some(s.rate),
-                    basis: s.basis_kind().to_string(),
-                    evidence: s.evidence.clone(),
-                    condition: s.condition.to_string(),
-                    sources: s.sources.to_vec(),
-                })
-                .collect(),
-            workarounds: advice
-                .workarounds
-                .iter()
-                .map(|s| Workaround {
-                    action: s.action.to_string(),
-                    how: s.detail.to_string(),
-                    success_rate: s.is_counted().then_some(s.rate),
-                    basis: s.basis_kind().to_string(),
-                    evidence: s.evidence.clone(),
-                    condition: s.condition.to_string(),
-                    sources: s.sources.to_vec(),
-                })
-                .collect(),
-            sources,
-            verification: entry.verification_tier.clone(),
+            about: std::sync::Arc::new(About {
+                signature: entry.signature(lang).to_string(),
+                root_cause: advice.root_cause.to_string(),
+                dead_ends: advice
+                    .dead_ends
+                    .iter()
+                    .map(|s| DeadEnd {
+                        action: s.action.to_string(),
+                        why_fails: s.detail.to_string(),
+                        fail_rate: s.is_counted().then_some(s.rate),
+                        basis: s.basis_kind().to_string(),
+                        evidence: s.evidence.clone(),
+                        condition: s.condition.to_string(),
+                        sources: s.sources.to_vec(),
+                    })
+                    .collect(),
+                workarounds: advice
+                    .workarounds
+                    .iter()
+                    .map(|s| Workaround {
+                        action: s.action.to_string(),
+                        how: s.detail.to_string(),
+                        success_rate: s.is_counted().then_some(s.rate),
+                        basis: s.basis_kind().to_string(),
+                        evidence: s.evidence.clone(),
+                        condition: s.condition.to_string(),
+                        sources: s.sources.to_vec(),
+                    })
+                    .collect(),
+                sources,
+                verification: entry.verification_tier.clone(),
+            }),
         }
     }
 }
@@ -343,28 +421,25 @@ impl Bundle {
     /// binary file object.
     #[pyo3(signature = (source, lang = "en"))]
     fn scan(&self, py: Python<'_>, source: &Bound<'_, PyAny>, lang: &str) -> PyResult<Vec<Match>> {
-        let lang = lang_of(lang)?;
-        let mut out = Vec::new();
+        let mut out = Matches::new(lang_of(lang)?);
         if source.hasattr("read")? {
             let reader = PyReader {
                 file: source.clone(),
             };
             self.inner
-                .scan(reader, |f| out.push(Match::of(&f, lang)))
+                .scan(reader, |f| out.push(&f))
                 .map_err(|e| PyOSError::new_err(e.to_string()))?;
-            return Ok(out);
+            return Ok(out.out);
         }
         let path: std::path::PathBuf = source.extract()?;
         let file = std::fs::File::open(&path).map_err(|e| io_error(&path, &e))?;
         py.detach(|| {
             self.inner
-                .scan(std::io::BufReader::new(file), |f| {
-                    out.push(Match::of(&f, lang))
-                })
+                .scan(std::io::BufReader::new(file), |f| out.push(&f))
                 .map_err(|e| format!("{}: {e}", path.display()))
         })
         .map_err(PyOSError::new_err)?;
-        Ok(out)
+        Ok(out.out)
     }
 
     /// Records what happened when you tried one of an entry's dead ends or workarounds

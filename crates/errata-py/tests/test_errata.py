@@ -81,6 +81,23 @@ def test_scan_a_path_and_a_file_object(tmp_path):
         errata.scan(str(tmp_path / "missing.log"))
 
 
+def test_repeated_matches_in_a_scan_keep_their_own_place_and_the_same_advice(tmp_path):
+    # A scan converts an entry's advice once and shares it between that entry's matches.
+    oom = "RuntimeError: CUDA error: out of memory"
+    log = tmp_path / "train.log"
+    log.write_text(f"step 1\n{oom}\nstep 2\n  {oom}\n{oom} (again)\n")
+    found = errata.scan(str(log), lang="zh")
+    assert [(m.id, m.line, m.column) for m in found] == [
+        ("cuda/out-of-memory", 2, 15), ("cuda/out-of-memory", 4, 17), ("cuda/out-of-memory", 5, 15)]
+    alone = errata.match(oom, lang="zh")[0]
+    for m in found:
+        assert m.text == alone.text
+        assert (m.signature, m.root_cause, m.dead_ends, m.workarounds, m.sources, m.verification) == (
+            alone.signature, alone.root_cause, alone.dead_ends, alone.workarounds, alone.sources,
+            alone.verification)
+        assert {**m.to_dict(), "line": 0, "column": 0} == {**alone.to_dict(), "line": 0, "column": 0}
+
+
 @pytest.mark.skipif(not ERRATA_BIN, reason="ERRATA_BIN (the errata binary) not set")
 def test_bundle_open_loads_a_newer_bundle_verified(tmp_path):
     out = tmp_path / "bundle"
