@@ -483,13 +483,7 @@ fn a_line_longer_than_the_limit_is_searched_in_pieces() {
 /// its own signature and by each of its aliases.
 #[test]
 fn every_signature_and_alias_finds_its_own_entry_first() {
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/signatures");
-    let mut real = Vec::new();
-    for item in walk(&data) {
-        let value: Value = serde_json::from_slice(&std::fs::read(&item).unwrap()).unwrap();
-        real.push(Entry::from_value(value).unwrap());
-    }
-    check_own_first(real);
+    check_own_first(real_entries());
     check_own_first(generated_corpus(600));
 }
 
@@ -498,13 +492,7 @@ fn every_signature_and_alias_finds_its_own_entry_first() {
 /// entries with counted and estimated rates, on every real entry's signature.
 #[test]
 fn json_lines_are_to_json_with_the_advice_serialized_once() {
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/signatures");
-    let mut real = Vec::new();
-    for item in walk(&data) {
-        let value: Value = serde_json::from_slice(&std::fs::read(&item).unwrap()).unwrap();
-        real.push(Entry::from_value(value).unwrap());
-    }
-    let index = Index::new(real).unwrap();
+    let index = Index::new(real_entries()).unwrap();
     for lang in [Lang::En, Lang::Zh] {
         let mut writer = errata_consumer::JsonLines::new(lang);
         let (mut written, mut expected) = (Vec::new(), String::new());
@@ -519,6 +507,18 @@ fn json_lines_are_to_json_with_the_advice_serialized_once() {
         assert!(expected.lines().count() > 2 * index.entries().len());
         assert_eq!(String::from_utf8(written).unwrap(), expected, "{lang:?}");
     }
+}
+
+/// Every entry of this repository's `data/`.
+fn real_entries() -> Vec<Entry> {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/signatures");
+    walk(&data)
+        .iter()
+        .map(|item| {
+            let value: Value = serde_json::from_slice(&std::fs::read(item).unwrap()).unwrap();
+            Entry::from_value(value).unwrap()
+        })
+        .collect()
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -217,19 +217,22 @@ fn match_verifies_what_it_reads_and_bundle_verify_checks_the_rest() {
     let log = dir.path().join("train.log");
     std::fs::write(&log, "RuntimeError: CUDA error: out of memory\n").unwrap();
     let damaged = dir.path().join("damaged.tar.gz");
+    let match_damaged = || {
+        errata(
+            &elsewhere,
+            &[
+                "match",
+                "--format",
+                "json",
+                "--bundle",
+                s(&damaged),
+                s(&log),
+            ],
+        )
+    };
 
     with_member_flipped(&bundle, "errata.sqlite", &damaged);
-    let (code, out) = errata(
-        &elsewhere,
-        &[
-            "match",
-            "--format",
-            "json",
-            "--bundle",
-            s(&damaged),
-            s(&log),
-        ],
-    );
+    let (code, out) = match_damaged();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("\"id\":\"cuda/out-of-memory\""), "{out}");
     let (code, out) = errata(&elsewhere, &["bundle", "verify", s(&damaged)]);
@@ -237,17 +240,7 @@ fn match_verifies_what_it_reads_and_bundle_verify_checks_the_rest() {
     assert!(out.contains("errata.sqlite"), "{out}");
 
     with_member_flipped(&bundle, "entries.json", &damaged);
-    let (code, out) = errata(
-        &elsewhere,
-        &[
-            "match",
-            "--format",
-            "json",
-            "--bundle",
-            s(&damaged),
-            s(&log),
-        ],
-    );
+    let (code, out) = match_damaged();
     assert_ne!(code, 0, "{out}");
     assert!(
         out.contains("entries.json") && out.contains("sha256"),
