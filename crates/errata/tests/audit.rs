@@ -84,3 +84,49 @@ fn probing_this_machine_and_bad_input() {
     assert_eq!(run.code, 2, "{}", run.all());
     assert!(run.stderr.contains("no-such-report.txt"), "{}", run.stderr);
 }
+
+/// `--probe` imports torch and asks for the cuDNN it loaded: when the wrong libcudnn
+/// wins the search, PyTorch's refusal (on standard error) is the finding. A stand-in
+/// `python3` on PATH plays a machine whose system cuDNN 9.14 shadows torch's 9.19, the
+/// refusal the GPU run of `pytorch/cudnn-version-incompatibility` recorded.
+#[test]
+fn probing_imports_torch_and_reports_its_refusal_of_the_loaded_cudnn() {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tempfile::tempdir().unwrap();
+    let python = bin.path().join("python3");
+    std::fs::write(
+        &python,
+        "#!/bin/sh\n\
+         case \"$2\" in\n\
+         import*) echo 'Traceback (most recent call last):' >&2\n\
+           echo \"RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to ensure PyTorch can find the bundled cuDNN. one possibility is that there is a conflicting cuDNN in LD_LIBRARY_PATH.\" >&2\n\
+           exit 1 ;;\n\
+         esac\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = common::command(&repo(), &["audit", "--probe", "--format", "json"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let found = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "pytorch/cudnn-version-incompatibility")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert!(
+        found["because"]["report_line"]
+            .as_str()
+            .unwrap()
+            .contains("compiled  against (9, 19, 0) but found runtime version"),
+        "{found:#}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -41,12 +41,25 @@ pub enum Format {
 /// A report larger than this is not an environment report.
 const MAX_REPORT_BYTES: u64 = 16 << 20;
 
-/// What `--probe` runs, each for at most [`PROBE_TIMEOUT`].
-const PROBES: &[&[&str]] = &[
-    &["nvidia-smi"],
-    &["nvcc", "--version"],
-    &["python3", "-m", "torch.utils.collect_env"],
-    &["python3", "-m", "pip", "list"],
+/// What `--probe` runs, each for at most [`PROBE_TIMEOUT`], and whether what it prints on
+/// standard error is read too.
+const PROBES: &[(&[&str], bool)] = &[
+    (&["nvidia-smi"], false),
+    (&["nvcc", "--version"], false),
+    (&["python3", "-m", "torch.utils.collect_env"], false),
+    (&["python3", "-m", "pip", "list"], false),
+    // collect_env only lists the libraries it finds; importing torch and asking for the
+    // cuDNN it loaded is what fails when the wrong libcudnn or libnccl wins the search
+    // (`cuDNN version incompatibility`, `undefined symbol: ncclCommRegister`), and
+    // that message is on standard error.
+    (
+        &[
+            "python3",
+            "-c",
+            "import torch; print('torch.backends.cudnn.version():', torch.backends.cudnn.version())",
+        ],
+        true,
+    ),
 ];
 const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -78,8 +91,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         text.push('\n');
     }
     if args.probe {
-        for probe in PROBES {
-            if let Some(out) = run_probe(probe) {
+        for &(probe, with_stderr) in PROBES {
+            if let Some(out) = run_probe(probe, with_stderr) {
                 eprintln!("probed: {}", probe.join(" "));
                 text.push_str(&out);
                 text.push('\n');
@@ -103,21 +116,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The output of `argv` when it exists and finishes in time (its exit status aside:
-/// `nvidia-smi` on a machine without a GPU still says why).
-fn run_probe(argv: &[&str]) -> Option<String> {
+/// `nvidia-smi` on a machine without a GPU still says why), and its standard error after
+/// it when `with_stderr`.
+fn run_probe(argv: &[&str], with_stderr: bool) -> Option<String> {
     let mut child = Command::new(argv[0])
         .args(&argv[1..])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(if with_stderr {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .spawn()
         .ok()?;
-    let mut stdout = child.stdout.take()?;
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = (&mut stdout).take(MAX_REPORT_BYTES).read_to_end(&mut buf);
-        buf
-    });
+    let read_all = |mut from: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = (&mut from).take(MAX_REPORT_BYTES).read_to_end(&mut buf);
+            buf
+        })
+    };
+    let reader = read_all(Box::new(child.stdout.take()?));
+    let errors = child.stderr.take().map(|e| read_all(Box::new(e)));
     let start = Instant::now();
     loop {
         match child.try_wait() {
@@ -133,7 +154,11 @@ fn run_probe(argv: &[&str]) -> Option<String> {
             }
         }
     }
-    let bytes = reader.join().ok()?;
+    let mut bytes = reader.join().ok()?;
+    if let Some(errors) = errors {
+        bytes.push(b'\n');
+        bytes.extend(errors.join().ok()?);
+    }
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
