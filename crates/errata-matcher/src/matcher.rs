@@ -458,8 +458,8 @@ impl Matcher {
         thread_local! {
             static HITS: std::cell::Cell<Vec<(usize, Found)>> = const { std::cell::Cell::new(Vec::new()) };
         }
+        // Put back empty below, so it is empty here.
         let mut hits = HITS.take();
-        hits.clear();
         self.scan_with(text, &mut hits, emit);
         hits.clear();
         HITS.set(hits);
@@ -511,7 +511,7 @@ impl Matcher {
         let mut found: Vec<Match> = Vec::new();
         // Search caches live as long as the scan: a backtracker's cache is kilobytes.
         let mut scratch = Scratch::default();
-        let mut lowered = LoweredLine::default();
+        let mut memo = LineMemo::default();
         let mut i = 0;
         while i < hits.len() {
             let (line, range) = lines.line_of(hits[i].0);
@@ -525,7 +525,7 @@ impl Matcher {
                 text,
                 (line, range),
                 &hits[i..j],
-                (&mut scratch, &mut lowered),
+                (&mut scratch, &mut memo),
                 &mut found,
             );
             found.sort_by(rank);
@@ -543,12 +543,10 @@ impl Matcher {
         text: &[u8],
         (line, range): (usize, Range<usize>),
         hits: &[(usize, Found)],
-        (scratch, lowered): (&mut Scratch, &mut LoweredLine),
+        (scratch, memo): (&mut Scratch, &mut LineMemo),
         out: &mut Vec<Match>,
     ) {
-        // The lowered text and the gates of the previous line are not this one's.
-        lowered.ready = false;
-        lowered.gates.clear();
+        memo.start_line();
         let mut candidates: Vec<(usize, Hit)> = Vec::with_capacity(hits.len());
         for (_, found) in hits {
             let targets = match &found.source {
@@ -588,10 +586,10 @@ impl Matcher {
                 && compiled
                     .confirm
                     .iter()
-                    .all(|set| lowered.contains_any(line_text, set))
+                    .all(|set| memo.contains_any(line_text, set))
                 && compiled
                     .gate
-                    .is_none_or(|g| lowered.gate_passes(g, &self.gates, line_text, scratch)))
+                    .is_none_or(|g| memo.gate_passes(g, &self.gates, line_text, scratch)))
             .then(|| {
                 compiled
                     .regex
@@ -863,18 +861,25 @@ fn parse_line_bound(pattern: &str) -> Result<regex_syntax::hir::Hir, String> {
     Ok(analyze::line_bound(hir))
 }
 
-/// A line, ASCII lower-cased on first use, for confirming required literals (which are
-/// stored lower-cased, as the ASCII-case-insensitive prefilter sees them). One buffer
-/// serves a whole scan; `ready` is cleared for each line.
+/// What the patterns of one line share, worked out once per line: the line ASCII
+/// lower-cased on first use, for confirming required literals (which are stored
+/// lower-cased, as the ASCII-case-insensitive prefilter sees them), and the gates already
+/// run on it. One memo serves a whole scan; [`LineMemo::start_line`] resets it.
 #[derive(Default)]
-struct LoweredLine {
+struct LineMemo {
     text: Vec<u8>,
     ready: bool,
     /// Gates already run on this line, and whether each matched (see [`Pattern::gate`]).
     gates: Vec<(usize, bool)>,
 }
 
-impl LoweredLine {
+impl LineMemo {
+    /// Forgets the previous line.
+    fn start_line(&mut self) {
+        self.ready = false;
+        self.gates.clear();
+    }
+
     /// Whether gate `g` matches this line, running it at most once per line.
     fn gate_passes(
         &mut self,
