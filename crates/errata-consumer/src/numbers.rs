@@ -100,24 +100,27 @@ pub(crate) fn patterns(entries: &[Entry]) -> Vec<NumberPattern> {
         } else {
             format!(r"(?:{number}|0x0*{number:x})\b")
         };
+        // Each form is written once, for this number and, as the gate, for any.
+        let phrase = |value: &str| format!("(?i)(?:{lead}{FAILURE_THEN_NUMBER}{value})");
         out.push(NumberPattern {
             entry: i,
             family,
             number,
-            regex: format!("(?i)(?:{lead}{FAILURE_THEN_NUMBER}{value})"),
-            gate: format!(r"(?i)(?:{lead}{FAILURE_THEN_NUMBER}(?:-?\d+|0x[0-9a-f]+)\b)"),
+            regex: phrase(&value),
+            gate: phrase(r"(?:-?\d+|0x[0-9a-f]+)\b"),
         });
         // glog's form is a pattern of its own: as one alternation with the phrase above,
         // the two branches share no required word, so the prefilter could not confirm
         // anything beyond the library's name and the regex ran on every line naming
         // it (every `NCCL INFO` line: half the matching time on a real log, measured).
         if let Some(ok) = success_name(family) {
+            let glog = |value: &str| format!(r"\b(?-i:{ok})\s*\(\s*{value}\s+vs\.?\s+0\s*\)");
             out.push(NumberPattern {
                 entry: i,
                 family,
                 number,
-                regex: format!(r"\b(?-i:{ok})\s*\(\s*{number}\s+vs\.?\s+0\s*\)"),
-                gate: format!(r"\b(?-i:{ok})\s*\(\s*\d+\s+vs\.?\s+0\s*\)"),
+                regex: glog(&number.to_string()),
+                gate: glog(r"\d+"),
             });
         }
     }
