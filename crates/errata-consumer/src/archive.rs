@@ -65,7 +65,7 @@ pub struct Archive {
     pub manifest_bytes: Vec<u8>,
     /// Members in archive order (the manifest included), for checking the layout.
     pub order: Vec<String>,
-    /// Whether the archive was read to its end ([`Archive::read_until`] may stop early).
+    /// Whether the archive was read to its end (a read with `stop_after` stops early).
     pub complete: bool,
 }
 
@@ -274,10 +274,9 @@ impl Archive {
                 );
             }
             if let Some(names) = stop_after
-                && manifest_bytes.is_some()
                 && names.iter().all(|n| members.contains_key(*n))
+                && let Some(manifest_bytes) = manifest_bytes.take()
             {
-                let manifest_bytes = manifest_bytes.unwrap_or_default();
                 return Ok(Archive {
                     members,
                     manifest_bytes,
