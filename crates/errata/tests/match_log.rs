@@ -219,16 +219,29 @@ fn first_line_within(
     rx.recv_timeout(wait).ok()
 }
 
-/// The live tests write one noise line, then `id`'s signature on line 2.
-fn assert_first_match(first: &str, id: &str) {
-    let found: serde_json::Value = serde_json::from_str(first).expect("a JSON line");
+/// Writes a noise line and then `sig` into `writer`, which stays open as `tail -f`
+/// keeps a log open, and asserts that errata (`child`, JSON on its piped stdout)
+/// reports `id` on line 2 within 30 s, before the input ends; then closes the writer.
+fn assert_reported_while_open(
+    mut child: std::process::Child,
+    mut writer: impl std::io::Write,
+    id: &str,
+    sig: &str,
+) {
+    let stdout = child.stdout.take().expect("stdout");
+    writeln!(writer, "step 1 loss 0.5\n[rank0]: {sig}").unwrap();
+    writer.flush().unwrap();
+    let first = first_line_within(stdout, std::time::Duration::from_secs(30));
+    drop(writer);
+    let _ = child.wait();
+    let first = first.expect("no match reported while the input was still open");
+    let found: serde_json::Value = serde_json::from_str(&first).expect("a JSON line");
     assert_eq!(found["id"], id);
     assert_eq!(found["line"], 2);
 }
 
 #[test]
 fn a_live_log_is_reported_as_it_is_written() {
-    use std::io::Write;
     use std::process::Stdio;
     let (id, sig) = signatures().swap_remove(0);
     let mut child = common::command(&repo(), &["match", "-", "--format", "json"])
@@ -237,24 +250,14 @@ fn a_live_log_is_reported_as_it_is_written() {
         .stderr(Stdio::null())
         .spawn()
         .expect("run errata");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let stdout = child.stdout.take().expect("stdout");
-    // The writer keeps the pipe open, as `tail -f` does: the match must come out before
-    // the input ends.
-    writeln!(stdin, "step 1 loss 0.5\n[rank0]: {sig}").unwrap();
-    stdin.flush().unwrap();
-    let first = first_line_within(stdout, std::time::Duration::from_secs(30));
-    drop(stdin);
-    let _ = child.wait();
-    let first = first.expect("no match reported while the log was still open");
-    assert_first_match(&first, &id);
+    let stdin = child.stdin.take().expect("stdin");
+    assert_reported_while_open(child, stdin, &id, &sig);
 }
 
 /// A named pipe given as the file is live too: its matches are written as they are
 /// found, not when the input ends (only a regular file's output waits for the buffer).
 #[test]
 fn a_live_log_through_a_named_pipe_is_reported_as_it_is_written() {
-    use std::io::Write;
     use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("train.log");
@@ -264,24 +267,17 @@ fn a_live_log_through_a_named_pipe_is_reported_as_it_is_written() {
         .expect("mkfifo");
     assert!(made.success());
     let (id, sig) = signatures().swap_remove(0);
-    let mut child = common::command(&repo(), &["match", s(&fifo), "--format", "json"])
+    let child = common::command(&repo(), &["match", s(&fifo), "--format", "json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("run errata");
-    let stdout = child.stdout.take().expect("stdout");
     // Opening the pipe for writing waits for errata to open it for reading.
-    let mut writer = std::fs::OpenOptions::new()
+    let writer = std::fs::OpenOptions::new()
         .write(true)
         .open(&fifo)
         .expect("open the pipe");
-    writeln!(writer, "step 1 loss 0.5\n[rank0]: {sig}").unwrap();
-    writer.flush().unwrap();
-    let first = first_line_within(stdout, std::time::Duration::from_secs(30));
-    drop(writer);
-    let _ = child.wait();
-    let first = first.expect("no match reported while the pipe was still open");
-    assert_first_match(&first, &id);
+    assert_reported_while_open(child, writer, &id, &sig);
 }
 
 /// A large log scanned into a file from a terminal shows a progress bar on stderr; the
