@@ -127,12 +127,11 @@ impl GramSearch {
                 found(l as usize, 0, 3);
             }
         }
-        let shift = 32 - self.bits;
         for (i, window) in text.windows(4).enumerate() {
             let gram = fold(u32::from_le_bytes([
                 window[0], window[1], window[2], window[3],
             ]));
-            let hash = gram.wrapping_mul(HASH_MULTIPLIER) >> shift;
+            let hash = hash(gram, self.bits);
             if self.filter[(hash >> 6) as usize] & (1 << (hash & 63)) != 0 {
                 self.compare(text, i, gram, hash, &mut found);
             }
@@ -177,6 +176,7 @@ const HASH_MULTIPLIER: u32 = 0x9E37_79B1;
 /// directory is an eighth of the filter's size and a bucket holds about one slot.
 const DIRECTORY_SHIFT: u32 = 5;
 
+#[inline]
 fn hash(gram: u32, bits: u32) -> u32 {
     gram.wrapping_mul(HASH_MULTIPLIER) >> (32 - bits)
 }
