@@ -200,9 +200,9 @@ value_class!(
     }
 );
 
-/// Builds the `Match`es of a scan: each entry's advice is converted once and shared by
-/// its later matches (a log repeating one error converted the same advice at every line;
-/// at 20,000 matches that cost a third of `scan()`'s time).
+/// Builds the `Match`es of a `match()` or `scan()`: each entry's advice is converted once
+/// and shared by its later matches (a log repeating one error converted the same advice
+/// at every line; at 20,000 matches that cost a third of `scan()`'s time).
 struct Matches {
     lang: Lang,
     first: std::collections::HashMap<String, Match>,
@@ -407,14 +407,9 @@ impl Bundle {
     /// The known errors in `text`, by line, most specific first within a line.
     #[pyo3(signature = (text, lang = "en"))]
     fn r#match(&self, py: Python<'_>, text: &str, lang: &str) -> PyResult<Vec<Match>> {
-        let lang = lang_of(lang)?;
-        Ok(py.detach(|| {
-            self.inner
-                .match_text(text)
-                .iter()
-                .map(|f| Match::of(f, lang))
-                .collect()
-        }))
+        let mut out = Matches::new(lang_of(lang)?);
+        py.detach(|| self.inner.match_text(text).iter().for_each(|f| out.push(f)));
+        Ok(out.out)
     }
 
     /// The known errors in a log file of any size, streamed: `source` is a path or a
