@@ -135,6 +135,9 @@ pub enum Requirement {
     Torch,
     /// More than one GPU.
     MultiGpu,
+    /// The GPU to itself: the program exhausts device memory (or otherwise disturbs every
+    /// other process on the GPU), so the run tier runs it alone, after the others.
+    WholeGpu,
 }
 
 /// The parsed annotations of one fence.
@@ -331,9 +334,10 @@ fn apply(a: &mut Annotations, tok: &str) -> Result<(), String> {
                     "gpu" => Requirement::Gpu,
                     "torch" => Requirement::Torch,
                     "multi-gpu" => Requirement::MultiGpu,
+                    "whole-gpu" => Requirement::WholeGpu,
                     other => {
                         return Err(format!(
-                            "unknown requirement `{other}` (known: gpu, torch, multi-gpu)"
+                            "unknown requirement `{other}` (known: gpu, torch, multi-gpu, whole-gpu)"
                         ));
                     }
                 });

@@ -47,8 +47,11 @@ pub struct PackItem {
     /// `memcheck`/`racecheck`/`initcheck`/`leakcheck` for `expect=sanitizer:…` (the runner
     /// turns `leakcheck` into memcheck with `--leak-check full`).
     pub sanitizer: Option<String>,
-    /// `requires=gpu`.
+    /// `requires=gpu` (or `multi-gpu`, `whole-gpu`).
     pub needs_gpu: bool,
+    /// `requires=whole-gpu`: `run.py` runs it alone, after every other item.
+    #[serde(default)]
+    pub whole_gpu: bool,
     /// Imports torch.
     pub needs_torch: bool,
     /// sha256 of the program's code when packed.
@@ -342,8 +345,13 @@ pub fn write_pack(
                 Expect::Sanitizer(t) => Some(t.as_str().into()),
                 _ => None,
             },
-            needs_gpu: p.annotations.requires.contains(&Requirement::Gpu)
-                || p.annotations.requires.contains(&Requirement::MultiGpu),
+            needs_gpu: p.annotations.requires.iter().any(|r| {
+                matches!(
+                    r,
+                    Requirement::Gpu | Requirement::MultiGpu | Requirement::WholeGpu
+                )
+            }),
+            whole_gpu: p.annotations.requires.contains(&Requirement::WholeGpu),
             needs_torch: head.lang == Lang::Python
                 && (p.annotations.requires.contains(&Requirement::Torch)
                     || needs_torch(&p.code, p.annotations.harness.as_deref())),

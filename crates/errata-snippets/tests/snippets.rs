@@ -1269,6 +1269,70 @@ mod travel {
         assert_eq!(records.len(), 1, "only the Python item ran: {records:?}");
     }
 
+    /// A `requires=whole-gpu` program (one that exhausts device memory) starts only after
+    /// every other program has ended, even with workers to spare: each program prints the
+    /// clock when it starts and ends, and the runner's results carry their stdout.
+    #[test]
+    fn a_whole_gpu_program_runs_alone_after_the_others() {
+        let timed = |annotations: &str| {
+            format!(
+                "```python {annotations}\nimport time\nprint('start', time.time())\n\
+                 time.sleep(0.5)\nprint('end', time.time())\n```\n\n"
+            )
+        };
+        let body = format!(
+            "{}{}{}{}",
+            timed("requires=gpu,whole-gpu"),
+            timed("requires=gpu"),
+            timed("requires=gpu"),
+            timed("requires=gpu")
+        );
+        let (_dir, packdir, m) = packed(&body);
+        let flags: Vec<bool> = m.items.iter().map(|i| i.whole_gpu).collect();
+        assert_eq!(flags, [true, false, false, false]);
+        assert!(m.items.iter().all(|i| i.needs_gpu), "{:?}", m.items);
+        let gpu = fake_gpu("13.0");
+        let out = run_py(&packdir, &with_path(gpu.path()), &["--jobs", "4"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let clock = |stdout: &str, what: &str| -> f64 {
+            stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(what)?.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no `{what}` in {stdout:?}"))
+        };
+        let r = results(&packdir);
+        assert_eq!(r.results.len(), 4);
+        let alone = r
+            .results
+            .iter()
+            .find(|i| i.id == m.items[0].id)
+            .expect("item");
+        let others: Vec<_> = r.results.iter().filter(|i| i.id != alone.id).collect();
+        let last_end = others
+            .iter()
+            .map(|i| clock(&i.stdout, "end"))
+            .fold(f64::MIN, f64::max);
+        assert!(
+            clock(&alone.stdout, "start") >= last_end,
+            "the whole-gpu program started before the others ended: {:?}",
+            r.results
+        );
+        // The others did share the pool: the last of them started before the first ended.
+        let first_end = others
+            .iter()
+            .map(|i| clock(&i.stdout, "end"))
+            .fold(f64::MAX, f64::min);
+        let last_start = others
+            .iter()
+            .map(|i| clock(&i.stdout, "start"))
+            .fold(f64::MIN, f64::max);
+        assert!(last_start < first_end, "{:?}", r.results);
+    }
+
     /// The same major version, an older minor: the binaries run (minor-version
     /// compatibility), and a failure whose output is the driver's refusal is an
     /// infra-error on ingest, not the entry's error. Without a GPU here, libcudart's

@@ -447,9 +447,15 @@ def main(argv):
         finish(item, result)
 
     write_results(out_file, manifest, env, results)
+    # A `requires=whole-gpu` item exhausts device memory on purpose: beside others it
+    # would make them fail (and their failures would not be theirs), so it runs alone,
+    # after the pool has drained.
+    alone = [i for i in items if i.get("whole_gpu")]
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        for f in [pool.submit(one, i) for i in items]:
+        for f in [pool.submit(one, i) for i in items if not i.get("whole_gpu")]:
             f.result()
+    for item in alone:
+        one(item)
     sys.stderr.write("results: %s\n" % out_file)
 
 

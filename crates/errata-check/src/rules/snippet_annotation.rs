@@ -2,7 +2,7 @@
 //!
 //! After the language, a fence may carry `expect=…` (`ok`, `compile-error[:regex]`,
 //! `cuda:<cudaErrorName>`, `py:<Exception>[:regex]`, `sanitizer:<memcheck|racecheck|initcheck|leakcheck>`,
-//! `exit:<n>`), `requires=gpu[,torch,multi-gpu]`, `timeout=30s`, `harness=<name>`,
+//! `exit:<n>`), `requires=gpu[,torch,multi-gpu,whole-gpu]`, `timeout=30s`, `harness=<name>`,
 //! `cont`, and `ignore(reason)`. Anything else is an error, so that a typo such as
 //! `expct=` never silently turns verification off. `cuda:` names are also checked against
 //! the `cudaError_t` table. The same applies to an entry's `verify.annotations`.
