@@ -127,7 +127,8 @@ fn same_cuda_major(package: &str, torch_cuda: Option<&str>) -> bool {
 /// The entry's first workaround as written (an entry puts the fix for the common case
 /// first), in the language asked for.
 fn first_fix(e: &Entry, zh: bool) -> String {
-    match (zh, e.workarounds_zh.first(), e.workarounds.first()) {
+    let texts = e.texts();
+    match (zh, texts.workarounds_zh.first(), texts.workarounds.first()) {
         (true, Some(z), _) if !z.is_empty() => z.clone(),
         (_, _, Some(w)) => w.action.clone(),
         _ => String::new(),

@@ -13,7 +13,7 @@ pub const ENTRIES: &str = "entries.json";
 pub const DATABASE: &str = "errata.sqlite";
 
 /// How much of the archive [`Bundle::read`] reads and verifies.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reading {
     /// Every member ([`Bundle::open`]).
     Everything,
@@ -96,7 +96,9 @@ impl Bundle {
                 // A caller may keep `entries.json` itself: a copy then, since the
                 // entries keep the bytes they were read from.
                 let kept = keep_entries_json.then(|| bytes.clone());
-                let entries = parse_entries_owned(bytes)?;
+                // Matching types an entry's advice when it reports it; a full read
+                // checks every entry's now.
+                let entries = parse_entries_owned(bytes, reading == Reading::Everything)?;
                 Ok::<_, Error>((kept, entries.len(), Index::new(entries)))
             });
             let archive = Archive::read_handing_over(
@@ -194,11 +196,11 @@ impl Bundle {
 /// the work (a third of opening a 10,000-entry bundle), so it runs on every core, in
 /// order-keeping chunks. The first bad entry (by position) is the error.
 pub fn parse_entries(bytes: &[u8]) -> Result<Vec<Entry>, Error> {
-    parse_entries_owned(bytes.to_vec())
+    parse_entries_owned(bytes.to_vec(), true)
 }
 
 /// [`parse_entries`] of bytes it may keep: every entry's JSON text is a span of them.
-pub(crate) fn parse_entries_owned(bytes: Vec<u8>) -> Result<Vec<Entry>, Error> {
+pub(crate) fn parse_entries_owned(bytes: Vec<u8>, check_texts: bool) -> Result<Vec<Entry>, Error> {
     let text = String::from_utf8(bytes)
         .map_err(|e| Error::Entries(format!("not a JSON array of entries: {e}")))?;
     let spans: Vec<std::ops::Range<usize>> = {
@@ -217,13 +219,19 @@ pub(crate) fn parse_entries_owned(bytes: Vec<u8>) -> Result<Vec<Entry>, Error> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = spans.len().div_ceil(threads).max(256);
     let typed = |start: usize, part: &[std::ops::Range<usize>]| {
-        part.iter()
-            .enumerate()
-            .map(|(i, span)| {
-                Entry::from_shared(text.clone(), span.clone())
-                    .map_err(|e| Error::Entries(format!("entry #{}: {e}", start + i)))
-            })
-            .collect::<Result<Vec<Entry>, Error>>()
+        // Sized up front: a collected `Result<Vec<_>, _>` grows by doubling, and each
+        // growth copies every entry so far into freshly faulted memory.
+        let mut out = Vec::with_capacity(part.len());
+        for (i, span) in part.iter().enumerate() {
+            let entry = Entry::from_shared(text.clone(), span.clone()).and_then(|e| {
+                if check_texts {
+                    e.check_texts()?;
+                }
+                Ok(e)
+            });
+            out.push(entry.map_err(|e| Error::Entries(format!("entry #{}: {e}", start + i)))?);
+        }
+        Ok::<_, Error>(out)
     };
     if spans.len() <= chunk {
         return typed(0, &spans);
@@ -234,7 +242,7 @@ pub(crate) fn parse_entries_owned(bytes: Vec<u8>) -> Result<Vec<Entry>, Error> {
             .enumerate()
             .map(|(k, part)| scope.spawn(move || typed(k * chunk, part)))
             .collect();
-        let mut entries = Vec::new();
+        let mut entries = Vec::with_capacity(spans.len());
         for worker in workers {
             let part = worker
                 .join()
@@ -243,4 +251,34 @@ pub(crate) fn parse_entries_owned(bytes: Vec<u8>) -> Result<Vec<Entry>, Error> {
         }
         Ok(entries)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ENTRY: &str = r#"{"id":"cuda/x","signature":"boom","regex":"boom","root_cause":"why","dead_ends":[{"action":"retry","why_fails":"no","fail_rate":0.5}],"workarounds":[{"action":"fix","how":"so","success_rate":0.9}]}"#;
+
+    /// Matching types an entry's advice when first asked for; a full read (and
+    /// `parse_entries`) checks it up front, so a malformed one is an error there.
+    #[test]
+    fn advice_is_typed_on_first_use_and_checked_by_a_full_read() {
+        let good = format!("[{ENTRY}]");
+        let lazy = parse_entries_owned(good.clone().into_bytes(), false).expect("parse");
+        assert_eq!(lazy[0].root_cause(crate::Lang::En), "why");
+        assert_eq!(lazy[0].dead_ends()[0].action, "retry");
+        assert_eq!(lazy[0].workarounds()[0].how, "so");
+        assert_eq!(lazy, parse_entries(good.as_bytes()).expect("checked"));
+
+        let bad = format!(
+            "[{}]",
+            ENTRY.replace(r#""root_cause":"why""#, r#""root_cause":7"#)
+        );
+        let err = parse_entries(bad.as_bytes()).expect_err("a number is no root cause");
+        assert!(err.to_string().contains("entry #0"), "{err}");
+        let lazy = parse_entries_owned(bad.into_bytes(), false).expect("not typed yet");
+        assert!(lazy[0].check_texts().is_err());
+        assert_eq!(lazy[0].root_cause(crate::Lang::En), "");
+        assert!(lazy[0].workarounds().is_empty());
+    }
 }

@@ -42,18 +42,6 @@ pub struct Entry {
     pub regex: String,
     /// Other spellings of the message.
     pub aliases: Vec<String>,
-    /// Why it happens.
-    pub root_cause: String,
-    /// Why it happens, in Chinese.
-    pub root_cause_zh: String,
-    /// What people try that does not help.
-    pub dead_ends: Vec<DeadEnd>,
-    /// The dead ends in Chinese, one per dead end (what was tried and why it fails).
-    pub dead_ends_zh: Vec<String>,
-    /// What helps.
-    pub workarounds: Vec<Workaround>,
-    /// One Chinese text per workaround.
-    pub workarounds_zh: Vec<String>,
     /// How the entry was verified (`ai_generated`, `community`, `human_reviewed`,
     /// `reproduced`, `official`).
     pub verification_tier: String,
@@ -69,7 +57,30 @@ pub struct Entry {
     pub preceded_by: Vec<String>,
     /// Environments known to produce it (what `errata audit` checks a report against).
     pub affects: Vec<errata_model::Affect>,
+    /// The root cause, dead ends and workarounds ([`Entry::texts`]): typed on first use.
+    texts: std::sync::OnceLock<Box<Texts>>,
     raw: RawText,
+}
+
+/// An entry's advice in both languages: most of its text, and typed only when first
+/// asked for. A scan reports a few entries out of thousands, and typing all of them when
+/// a bundle opens was a fifth of the start-up time and a third of its memory at 10,000
+/// entries.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Texts {
+    /// Why it happens.
+    pub root_cause: String,
+    /// Why it happens, in Chinese.
+    pub root_cause_zh: String,
+    /// What people try that does not help.
+    pub dead_ends: Vec<DeadEnd>,
+    /// The dead ends in Chinese, one per dead end (what was tried and why it fails).
+    pub dead_ends_zh: Vec<String>,
+    /// What helps.
+    pub workarounds: Vec<Workaround>,
+    /// One Chinese text per workaround.
+    pub workarounds_zh: Vec<String>,
 }
 
 /// An entry's JSON text: a span of the `entries.json` it was read from, shared by every
@@ -145,18 +156,6 @@ struct Typed {
     #[serde(default)]
     aliases: Vec<String>,
     #[serde(default)]
-    root_cause: String,
-    #[serde(default)]
-    root_cause_zh: String,
-    #[serde(default)]
-    dead_ends: Vec<DeadEnd>,
-    #[serde(default)]
-    dead_ends_zh: Vec<String>,
-    #[serde(default)]
-    workarounds: Vec<Workaround>,
-    #[serde(default)]
-    workarounds_zh: Vec<String>,
-    #[serde(default)]
     verification_tier: String,
     #[serde(default)]
     error_code: Option<String>,
@@ -186,7 +185,39 @@ impl Entry {
     pub fn from_raw(raw: Box<RawValue>) -> Result<Entry, serde_json::Error> {
         let text = String::from(Box::<str>::from(raw));
         let span = 0..text.len();
-        Entry::from_shared(std::sync::Arc::new(text), span)
+        let entry = Entry::from_shared(std::sync::Arc::new(text), span)?;
+        entry.check_texts()?;
+        Ok(entry)
+    }
+
+    /// Types the entry's advice now, so that a malformed one is an error here rather
+    /// than empty advice later ([`Entry::texts`] cannot fail). `Bundle::open` checks
+    /// every entry; opening for matching leaves it to the bundle's verified hashes.
+    pub fn check_texts(&self) -> Result<&Texts, serde_json::Error> {
+        if let Some(t) = self.texts.get() {
+            return Ok(t);
+        }
+        let typed: Box<Texts> = serde_json::from_str(self.raw.get())?;
+        Ok(self.texts.get_or_init(|| typed))
+    }
+
+    /// The root cause, dead ends and workarounds in both languages, typed on first use.
+    /// Advice that does not type (a bundle written by a different tool, which
+    /// `Bundle::open` would have refused) reads as empty.
+    pub fn texts(&self) -> &Texts {
+        self.texts
+            .get_or_init(|| serde_json::from_str(self.raw.get()).unwrap_or_default())
+            .as_ref()
+    }
+
+    /// What people try that does not help, in English.
+    pub fn dead_ends(&self) -> &[DeadEnd] {
+        &self.texts().dead_ends
+    }
+
+    /// What helps, in English.
+    pub fn workarounds(&self) -> &[Workaround] {
+        &self.texts().workarounds
     }
 
     /// Reads the entry whose JSON text is `all[span]` (one element of `entries.json`).
@@ -202,12 +233,7 @@ impl Entry {
             signature_zh: t.signature_zh,
             regex: t.regex,
             aliases: t.aliases,
-            root_cause: t.root_cause,
-            root_cause_zh: t.root_cause_zh,
-            dead_ends: t.dead_ends,
-            dead_ends_zh: t.dead_ends_zh,
-            workarounds: t.workarounds,
-            workarounds_zh: t.workarounds_zh,
+            texts: std::sync::OnceLock::new(),
             verification_tier: t.verification_tier,
             error_code: t.error_code,
             operator_action: t.operator_action,
@@ -255,17 +281,19 @@ impl Entry {
 
     /// The root cause in `lang`.
     pub fn root_cause(&self, lang: Lang) -> &str {
-        pick(lang, &self.root_cause, &self.root_cause_zh)
+        let t = self.texts();
+        pick(lang, &t.root_cause, &t.root_cause_zh)
     }
 
     /// What to try, best first (highest success rate, then as written), in `lang`.
     pub fn advice(&self, lang: Lang) -> Advice<'_> {
-        let mut workarounds: Vec<Step<'_>> = self
+        let texts = self.texts();
+        let mut workarounds: Vec<Step<'_>> = texts
             .workarounds
             .iter()
             .enumerate()
             .map(|(i, w)| {
-                let zh = self.workarounds_zh.get(i).map_or("", String::as_str);
+                let zh = texts.workarounds_zh.get(i).map_or("", String::as_str);
                 Step {
                     action: pick(lang, &w.action, zh),
                     detail: &w.how,
@@ -287,13 +315,13 @@ impl Entry {
             })
             .collect();
         workarounds.sort_by(|a, b| b.rate.total_cmp(&a.rate));
-        let mut dead_ends: Vec<Step<'_>> = self
+        let mut dead_ends: Vec<Step<'_>> = texts
             .dead_ends
             .iter()
             .enumerate()
             .map(|(i, d)| {
                 // In Chinese, one string says what was tried and why it fails.
-                let zh = self.dead_ends_zh.get(i).map_or("", String::as_str);
+                let zh = texts.dead_ends_zh.get(i).map_or("", String::as_str);
                 let (action, detail) = match lang {
                     Lang::Zh if !zh.trim().is_empty() => (zh, ""),
                     _ => (d.action.as_str(), d.why_fails.as_str()),

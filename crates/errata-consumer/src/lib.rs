@@ -54,7 +54,7 @@ pub mod summary;
 mod xid_catalog;
 
 pub use bundle::{Bundle, DATABASE, ENTRIES, parse_entries};
-pub use entry::{Advice, DeadEnd, Entry, Lang, Step, Workaround};
+pub use entry::{Advice, DeadEnd, Entry, Lang, Step, Texts, Workaround};
 pub use errata_matcher::Via;
 pub use error::Error;
 pub use index::{CHUNK_BYTES, Found, Index, JsonLines, MAX_LINE_BYTES, ScanStats};

@@ -86,7 +86,11 @@ mod tests {
         let e = entry_for("NVRM: Xid (PCI:0000:3b:00): 57").expect("57 is documented");
         assert_eq!(e.id, "xid/57");
         assert!(e.signature.contains("FB_LINK_TRAINING_FAILURE_ERROR"));
-        assert!(e.root_cause.contains("CONTACT_SUPPORT"), "{}", e.root_cause);
+        assert!(
+            e.root_cause(crate::Lang::En).contains("CONTACT_SUPPORT"),
+            "{}",
+            e.root_cause(crate::Lang::En)
+        );
         assert!(
             e.catalog_source()
                 .is_some_and(|s| s.starts_with("https://docs.nvidia.com/"))

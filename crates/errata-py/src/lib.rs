@@ -463,8 +463,8 @@ impl Bundle {
             .entry(entry)
             .ok_or_else(|| PyValueError::new_err(format!("no entry has the id {entry:?}")))?;
         let shape = errata_outcomes::Shape {
-            dead_ends: found.dead_ends.len(),
-            workarounds: found.workarounds.len(),
+            dead_ends: found.dead_ends().len(),
+            workarounds: found.workarounds().len(),
         };
         let env = errata_outcomes::Env {
             gpu,

@@ -261,8 +261,8 @@ impl Server {
             McpError::invalid_params(format!("no entry has the id `{}`", args.entry), None)
         })?;
         let shape = errata_outcomes::Shape {
-            dead_ends: entry.dead_ends.len(),
-            workarounds: entry.workarounds.len(),
+            dead_ends: entry.dead_ends().len(),
+            workarounds: entry.workarounds().len(),
         };
         let env = args.env.map(|e| errata_outcomes::Env {
             gpu: e.gpu,
