@@ -72,7 +72,9 @@ pub fn verify_with_sums(path: &Path, sums: &Path) -> VerifyReport {
         )),
     }
 
-    let archive = match Archive::read(bytes.as_slice(), &|p| p == ENTRIES) {
+    let archive = match Archive::read(bytes.as_slice(), &|p| {
+        p == ENTRIES || p == errata_consumer::matcher_index::ENTRIES_INDEX
+    }) {
         Ok(a) => a,
         Err(e) => {
             report.problems.push(e.to_string());
@@ -107,6 +109,14 @@ pub fn verify_with_sums(path: &Path, sums: &Path) -> VerifyReport {
             Ok(_) => {}
             Err(e) => report.problems.push(format!("member `{ENTRIES}`: {e}")),
         }
+    }
+    let index = errata_consumer::matcher_index::ENTRIES_INDEX;
+    if let Some(data) = archive.data(index) {
+        report.problems.extend(
+            errata_consumer::matcher_index::problems(data)
+                .into_iter()
+                .map(|p| format!("member `{index}`: {p}")),
+        );
     }
     let expected_name =
         crate::write::bundle_file_name(manifest.version.parse().unwrap_or(crate::version::INITIAL));

@@ -251,6 +251,11 @@ fn collect<'a>(
     array.extend_from_slice(b"]\n");
     members.insert(errata_consumer::ENTRIES.into(), array);
     members.insert("entries.jsonl".into(), lines);
+    // What the matcher learns from each regex, so that readers need not parse them.
+    members.insert(
+        errata_consumer::matcher_index::ENTRIES_INDEX.into(),
+        errata_consumer::matcher_index::build(entries.iter().map(|e| e.regex.as_str())),
+    );
 
     // Articles: Markdown as written, and plain text (the first of two with one path).
     let articles: Vec<Article> = kb

@@ -847,3 +847,84 @@ fn given_commits_may_say_dirty() {
         assert!(verify(&written.path).is_ok(), "{given}");
     }
 }
+
+/// The bundle carries each entry regex's analysis (`entries.index.json`, before
+/// `entries.json`); opening it for matching uses them instead of parsing the regexes,
+/// and answers as an index that analysed every regex itself does; `verify` analyses the
+/// regexes again and names the member when a stored analysis is not what its regex says.
+#[test]
+fn the_matcher_index_is_carried_used_and_verified() {
+    use errata_consumer::matcher_index::{ENTRIES_INDEX, read};
+    let dir = tempfile::tempdir().unwrap();
+    let data = make_kb(dir.path(), &base_entries());
+    let path = build(&data, &dir.path().join("good"));
+    let all = members(&path);
+    let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+    let at = |name: &str| names.iter().position(|n| *n == name).unwrap();
+    assert!(at(ENTRIES_INDEX) < at("entries.json"), "{names:?}");
+    let stored = read(&all[at(ENTRIES_INDEX)].1).expect("a readable index");
+
+    let bundle = Bundle::open_for_matching(&path).unwrap();
+    let with_literals = bundle
+        .entries()
+        .iter()
+        .filter(|e| errata_matcher::Analysis::of(&e.regex).is_ok_and(|a| !a.sets.is_empty()))
+        .count();
+    assert!(with_literals > 0);
+    assert_eq!(stored.len(), with_literals);
+    assert_eq!(
+        bundle.index().matcher().stats().known_analyses,
+        with_literals
+    );
+    let fresh = errata_consumer::Index::new(bundle.entries().to_vec()).unwrap();
+    assert_eq!(fresh.matcher().stats().known_analyses, 0);
+    for e in bundle.entries() {
+        for text in std::iter::once(&e.signature).chain(&e.aliases) {
+            let ids = |found: Vec<errata_consumer::Found<'_>>| {
+                found
+                    .into_iter()
+                    .map(|f| (f.entry.id.clone(), f.span))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                ids(bundle.match_text(text)),
+                ids(fresh.match_text(text)),
+                "{text}"
+            );
+        }
+    }
+
+    // A literal of the stored analysis changed (same size): the hashes catch it, and
+    // so does the fresh analysis.
+    let mut tar_bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
+        .read_to_end(&mut tar_bytes)
+        .unwrap();
+    let start = tar::Archive::new(tar_bytes.as_slice())
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap())
+        .find(|e| e.path().unwrap().to_string_lossy() == ENTRIES_INDEX)
+        .map(|e| e.raw_file_position() as usize)
+        .unwrap();
+    let sets = start
+        + tar_bytes[start..]
+            .windows(9)
+            .position(|w| w == b"\"sets\":[[")
+            .unwrap()
+        + 10;
+    let out = dir.path().join("bad");
+    rewrite_tar(&path, &out, |tar| {
+        tar[sets] = if tar[sets] == b'q' { b'z' } else { b'q' };
+    });
+    let report = verify(&out.join(path.file_name().unwrap()));
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains(&format!("`{ENTRIES_INDEX}`"))
+                && p.contains("is not what the regex says")),
+        "{:?}",
+        report.problems
+    );
+}

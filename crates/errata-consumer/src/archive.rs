@@ -87,8 +87,9 @@ impl Archive {
         Archive::read_inner(reader, keep, limits, None, None)
     }
 
-    /// [`Archive::read_with_limits`], and the content of the kept member `name` is sent
-    /// to `to` as soon as it has been read, instead of being kept in the archive: a
+    /// [`Archive::read_with_limits`], and the content of each kept member in `names` is
+    /// sent to `to` (with its path) as soon as it has been read, instead of being kept in
+    /// the archive: a
     /// caller can start working on it while the members after it are read. Nothing
     /// vouches for those bytes until this returns `Ok` and [`Archive::problems`] is
     /// empty. `to` is dropped when reading ends, so a receiver never waits forever. With
@@ -99,18 +100,18 @@ impl Archive {
         reader: impl Read,
         keep: &dyn Fn(&str) -> bool,
         limits: &Limits,
-        name: &str,
-        to: std::sync::mpsc::SyncSender<Vec<u8>>,
+        names: &[&str],
+        to: std::sync::mpsc::SyncSender<(String, Vec<u8>)>,
         stop_after: Option<&[&str]>,
     ) -> Result<Archive, Error> {
-        Archive::read_inner(reader, keep, limits, Some((name, to)), stop_after)
+        Archive::read_inner(reader, keep, limits, Some((names, to)), stop_after)
     }
 
     fn read_inner(
         reader: impl Read,
         keep: &dyn Fn(&str) -> bool,
         limits: &Limits,
-        hand_over: Option<(&str, std::sync::mpsc::SyncSender<Vec<u8>>)>,
+        hand_over: Option<HandOver<'_>>,
         stop_after: Option<&[&str]>,
     ) -> Result<Archive, Error> {
         let tar = tar::Archive::new(Watch {
@@ -156,7 +157,7 @@ impl Archive {
         limits: &Limits,
         to_hasher: &std::sync::mpsc::SyncSender<Chunk>,
         spares: &std::sync::mpsc::Receiver<Vec<u8>>,
-        mut hand_over: Option<(&str, std::sync::mpsc::SyncSender<Vec<u8>>)>,
+        hand_over: Option<HandOver<'_>>,
         stop_after: Option<&[&str]>,
     ) -> Result<Archive, Error> {
         let mut seen = std::collections::HashSet::new();
@@ -258,11 +259,12 @@ impl Archive {
                     .send(Chunk::End)
                     .map_err(|_| Error::Archive("the hashing thread stopped".into()))?;
                 let mut data = wanted.then_some(data);
-                if hand_over.as_ref().is_some_and(|(name, _)| *name == path)
-                    && let (Some((_, to)), Some(bytes)) = (hand_over.take(), data.take())
+                if let Some((names, to)) = hand_over.as_ref()
+                    && names.contains(&path.as_str())
+                    && let Some(bytes) = data.take()
                 {
                     // A receiver that has gone away only loses the head start.
-                    let _ = to.send(bytes);
+                    let _ = to.send((path.clone(), bytes));
                 }
                 members.insert(
                     path,
@@ -355,14 +357,14 @@ impl Archive {
                 Some(m) if m.size != record.size => problems.push(Error::Member {
                     member: path.to_string(),
                     problem: format!(
-                        "size {} differs from the manifest's {}",
+                        "size {} differs from the {} that `{MANIFEST}` lists",
                         m.size, record.size
                     ),
                 }),
                 Some(m) if m.sha256 != record.sha256 => problems.push(Error::Member {
                     member: path.to_string(),
                     problem: format!(
-                        "sha256 {} differs from the manifest's {}",
+                        "sha256 {} differs from the {} that `{MANIFEST}` lists",
                         m.sha256, record.sha256
                     ),
                 }),
@@ -428,6 +430,13 @@ fn safe_path(path: &str) -> bool {
 }
 
 /// What the reading thread sends the hashing thread: a member's next bytes, or its end.
+/// The members whose content goes to a receiver as soon as it is read, and the
+/// channel it goes on (with the member's path).
+type HandOver<'a> = (
+    &'a [&'a str],
+    std::sync::mpsc::SyncSender<(String, Vec<u8>)>,
+);
+
 enum Chunk {
     /// A buffer and how many of its bytes are the member's.
     Data(Vec<u8>, usize),

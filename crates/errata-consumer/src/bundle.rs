@@ -4,6 +4,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::archive::Archive;
+use crate::matcher_index::ENTRIES_INDEX;
 use crate::{Entry, Error, Found, Index, Manifest, ScanStats};
 
 /// The member holding every entry as one JSON array, sorted by id.
@@ -86,26 +87,38 @@ impl Bundle {
             // members after it are still inflated and hashed; their result is used only
             // once the whole archive has verified, and errors keep their order
             // (archive, manifest, entries, count, patterns).
-            let (to_parser, from_archive) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+            let (to_parser, from_archive) = std::sync::mpsc::sync_channel::<(String, Vec<u8>)>(1);
             let keep_entries_json = keep.contains(&ENTRIES);
             let parsed = scope.spawn(move || {
-                let bytes = from_archive.recv().map_err(|_| Error::Member {
-                    member: ENTRIES.into(),
-                    problem: "missing".into(),
-                })?;
+                // The matcher index, when the bundle has one, comes first (it sorts
+                // before `entries.json`).
+                let mut index_bytes = None;
+                let bytes = loop {
+                    match from_archive.recv() {
+                        Ok((name, bytes)) if name == ENTRIES => break bytes,
+                        Ok((_, bytes)) => index_bytes = Some(bytes),
+                        Err(_) => {
+                            return Err(Error::Member {
+                                member: ENTRIES.into(),
+                                problem: "missing".into(),
+                            });
+                        }
+                    }
+                };
                 // A caller may keep `entries.json` itself: a copy then, since the
                 // entries keep the bytes they were read from.
                 let kept = keep_entries_json.then(|| bytes.clone());
                 // Matching types an entry's advice when it reports it; a full read
                 // checks every entry's now.
                 let entries = parse_entries_owned(bytes, reading == Reading::Everything)?;
-                Ok::<_, Error>((kept, entries.len(), Index::new(entries)))
+                let known = index_bytes.as_deref().and_then(crate::matcher_index::read);
+                Ok::<_, Error>((kept, entries.len(), Index::with_analyses(entries, known)))
             });
             let archive = Archive::read_handing_over(
                 reader,
-                &|path| path == ENTRIES || keep.contains(&path),
+                &|path| path == ENTRIES || path == ENTRIES_INDEX || keep.contains(&path),
                 &crate::archive::Limits::DEFAULT,
-                ENTRIES,
+                &[ENTRIES_INDEX, ENTRIES],
                 to_parser,
                 match reading {
                     Reading::Everything => None,

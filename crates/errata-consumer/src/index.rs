@@ -182,6 +182,16 @@ impl Index {
     /// regex that only compiling would refuse (too big, matching the empty string) never
     /// matches.
     pub fn new(entries: Vec<Entry>) -> Result<Index, Error> {
+        Index::with_analyses(entries, None)
+    }
+
+    /// [`Index::new`] with the analyses of some regexes already known (a bundle's
+    /// `entries.index.json`, [`crate::matcher_index`]): an entry whose regex is among
+    /// them is not parsed now.
+    pub fn with_analyses(
+        entries: Vec<Entry>,
+        mut known: Option<std::collections::HashMap<String, errata_matcher::Analysis>>,
+    ) -> Result<Index, Error> {
         let numbers = crate::numbers::patterns(&entries);
         let patterns: Vec<Pattern> = entries
             .iter()
@@ -195,7 +205,15 @@ impl Index {
                 crate::xid_catalog::XID_LINE.to_string(),
             )))
             .collect();
-        let matcher = Matcher::new_lazy(&patterns).map_err(|errors| {
+        let analyses = match known.as_mut() {
+            Some(known) => entries
+                .iter()
+                // Taken out: two entries with one regex analyse it once, the second now.
+                .map(|e| known.remove(&e.regex))
+                .collect(),
+            None => Vec::new(),
+        };
+        let matcher = Matcher::new_lazy_analysed(&patterns, analyses).map_err(|errors| {
             Error::Patterns(
                 errors
                     .into_iter()

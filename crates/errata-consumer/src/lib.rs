@@ -48,6 +48,7 @@ mod entry;
 mod error;
 mod index;
 mod manifest;
+pub mod matcher_index;
 mod numbers;
 mod scan;
 pub mod summary;

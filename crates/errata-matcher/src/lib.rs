@@ -67,4 +67,7 @@ mod gram_search;
 mod line_regex;
 mod matcher;
 
-pub use matcher::{MAX_PATTERN_LEN, Match, Matcher, Pattern, REGEX_SIZE_LIMIT, Stats, Via};
+pub use matcher::{
+    ANALYSIS_VERSION, Analysis, MAX_PATTERN_LEN, Match, Matcher, Pattern, REGEX_SIZE_LIMIT, Stats,
+    Via,
+};

@@ -99,6 +99,9 @@ pub struct Stats {
     pub literals: usize,
     /// Patterns that must also find a second (or third) literal in the line.
     pub confirmed: usize,
+    /// Patterns whose [`Analysis`] was given ([`Matcher::new_lazy_analysed`]) rather
+    /// than made by parsing their regex.
+    pub known_analyses: usize,
 }
 
 /// What a prefilter literal stands for.
@@ -140,6 +143,7 @@ pub struct Matcher {
     prefiltered: usize,
     /// The distinct gates of the patterns (see [`Pattern::gate`]), compiled on first use.
     gates: Vec<LazyRegex>,
+    known_analyses: usize,
 }
 
 impl Matcher {
@@ -193,7 +197,25 @@ impl Matcher {
     /// refuse (too big, or matching the empty string, which `errata check` reports)
     /// never matches instead.
     pub fn new_lazy(patterns: &[Pattern]) -> Result<Matcher, Vec<(usize, String)>> {
-        Matcher::without_errors(Matcher::build_with(patterns, true, AhoCorasickKind::DFA))
+        Matcher::new_lazy_analysed(patterns, Vec::new())
+    }
+
+    /// [`Matcher::new_lazy`] with the [`Analysis`] of some patterns already known
+    /// (`analyses[i]` for pattern `i`; a missing or `None` one is analysed now): a
+    /// bundle carries its patterns' analyses, so that opening it parses none of its
+    /// regexes. An analysis is trusted as given; it must be what [`Analysis::of`] says
+    /// of the same regex, under the same [`ANALYSIS_VERSION`], or lines that match the
+    /// regex may be missed.
+    pub fn new_lazy_analysed(
+        patterns: &[Pattern],
+        analyses: Vec<Option<Analysis>>,
+    ) -> Result<Matcher, Vec<(usize, String)>> {
+        Matcher::without_errors(Matcher::build_with_analyses(
+            patterns,
+            true,
+            AhoCorasickKind::DFA,
+            analyses,
+        ))
     }
 
     #[allow(clippy::type_complexity)]
@@ -202,9 +224,20 @@ impl Matcher {
         lazy: bool,
         prefilter_kind: AhoCorasickKind,
     ) -> Result<(Matcher, Vec<(usize, String)>), Vec<(usize, String)>> {
+        Matcher::build_with_analyses(patterns, lazy, prefilter_kind, Vec::new())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn build_with_analyses(
+        patterns: &[Pattern],
+        lazy: bool,
+        prefilter_kind: AhoCorasickKind,
+        analyses: Vec<Option<Analysis>>,
+    ) -> Result<(Matcher, Vec<(usize, String)>), Vec<(usize, String)>> {
         let mut errors = Vec::new();
         let mut analysed = Vec::with_capacity(patterns.len());
-        for (i, result) in compile_all(patterns, lazy).into_iter().enumerate() {
+        let (results, known_analyses) = compile_all(patterns, lazy, analyses);
+        for (i, result) in results.into_iter().enumerate() {
             match result {
                 Ok(c) => analysed.push(Some(c)),
                 Err(e) => {
@@ -383,6 +416,7 @@ impl Matcher {
             unfiltered_set,
             prefiltered,
             gates,
+            known_analyses,
         };
         Ok((matcher, errors))
     }
@@ -429,6 +463,7 @@ impl Matcher {
                 .flatten()
                 .filter(|p| !p.confirm.is_empty())
                 .count(),
+            known_analyses: self.known_analyses,
         }
     }
 
@@ -775,19 +810,61 @@ impl std::fmt::Debug for LazyRegex {
 
 /// [`compile`] for every pattern, in order, on all cores (10,000 regexes take a quarter
 /// of a second on one); `lazy`: parsed and analysed, not compiled.
-fn compile_all(patterns: &[Pattern], lazy: bool) -> Vec<Result<Analysed, String>> {
+fn compile_all(
+    patterns: &[Pattern],
+    lazy: bool,
+    mut analyses: Vec<Option<Analysis>>,
+) -> (Vec<Result<Analysed, String>>, usize) {
+    analyses.resize_with(patterns.len(), || None);
+    // A known analysis stands for parsing the regex; the rest are analysed, on as many
+    // threads as there are cores when there are many.
+    let mut out: Vec<Option<Result<Analysed, String>>> = analyses
+        .into_iter()
+        .map(|a| match a {
+            Some(Analysis { specificity, sets }) if lazy && !sets.is_empty() => {
+                Some(Ok(Analysed {
+                    regex: None,
+                    hir: None,
+                    specificity,
+                    sets,
+                }))
+            }
+            _ => None,
+        })
+        .collect();
+    let todo: Vec<usize> = (0..patterns.len()).filter(|&i| out[i].is_none()).collect();
+    let known = patterns.len() - todo.len();
+    for (i, result) in todo.iter().zip(compile_each(patterns, &todo, lazy)) {
+        out[*i] = Some(result);
+    }
+    let results = out
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("the pattern was not analysed".into())))
+        .collect();
+    (results, known)
+}
+
+/// [`compile`] of `patterns[i]` for each `i` of `which`, in that order.
+fn compile_each(
+    patterns: &[Pattern],
+    which: &[usize],
+    lazy: bool,
+) -> Vec<Result<Analysed, String>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = patterns.len().div_ceil(threads).max(256);
-    if patterns.len() <= chunk {
-        return patterns.iter().map(|p| compile(&p.regex, lazy)).collect();
+    let chunk = which.len().div_ceil(threads).max(256);
+    if which.len() <= chunk {
+        return which
+            .iter()
+            .map(|&i| compile(&patterns[i].regex, lazy))
+            .collect();
     }
     std::thread::scope(|scope| {
-        let workers: Vec<_> = patterns
+        let workers: Vec<_> = which
             .chunks(chunk)
             .map(|part| {
                 let worker = scope.spawn(move || {
                     part.iter()
-                        .map(|p| compile(&p.regex, lazy))
+                        .map(|&i| compile(&patterns[i].regex, lazy))
                         .collect::<Vec<_>>()
                 });
                 (part.len(), worker)
@@ -806,6 +883,35 @@ fn compile_all(patterns: &[Pattern], lazy: bool) -> Vec<Result<Analysed, String>
             })
             .collect()
     })
+}
+
+/// The version of [`Analysis::of`]: it changes whenever the analysis could say something
+/// else of the same regex, so that analyses stored by another version are not trusted.
+pub const ANALYSIS_VERSION: u32 = 1;
+
+/// What the matcher learns from a regex before compiling it: its specificity (the
+/// ranking key) and its required literal sets (every match contains one string of each
+/// set), the strings that decide which lines the regex runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Analysis {
+    /// Characters every match spells out literally.
+    pub specificity: u32,
+    /// The required literal sets, as the matcher looks for them (lower-cased where the
+    /// regex is case-insensitive); empty when the regex has none and runs on every line.
+    pub sets: Vec<Vec<Vec<u8>>>,
+}
+
+impl Analysis {
+    /// Parses and analyses `regex` as a pattern's regex is (line-bound, with the same
+    /// limits); an error is what [`Matcher::new`] would report for it.
+    pub fn of(regex: &str) -> Result<Analysis, String> {
+        check_source(regex)?;
+        let hir = parse_line_bound(regex)?;
+        Ok(Analysis {
+            specificity: analyze::specificity(&hir),
+            sets: analyze::required_literal_sets(&hir),
+        })
+    }
 }
 
 /// Parses, checks and compiles one regex (`lazy`: parses and checks it, leaving the

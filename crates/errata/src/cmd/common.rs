@@ -236,7 +236,7 @@ impl KnowledgeArgs {
 /// knowledge base built into errata when there is none here).
 pub enum Knowledge {
     Bundle(Box<errata_consumer::Bundle>),
-    Local(errata_consumer::Index),
+    Local(Box<errata_consumer::Index>),
 }
 
 impl Knowledge {
@@ -246,7 +246,7 @@ impl Knowledge {
             Some(path) => errata_consumer::Bundle::open_for_matching(path)
                 .map(|b| Knowledge::Bundle(Box::new(b)))
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
-            None => super::matching::index_from_data(data).map(Knowledge::Local),
+            None => super::matching::index_from_data(data).map(|i| Knowledge::Local(Box::new(i))),
         }
     }
 
