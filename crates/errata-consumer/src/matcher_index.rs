@@ -62,7 +62,7 @@ pub fn build<'a>(regexes: impl IntoIterator<Item = &'a str>) -> Vec<u8> {
     let mut distinct: Vec<&str> = regexes.into_iter().collect();
     distinct.sort_unstable();
     distinct.dedup();
-    let analysed = analyse_all(&distinct);
+    let analysed = Analysis::of_all(&distinct);
     let patterns = distinct
         .into_iter()
         .zip(analysed)
@@ -84,32 +84,6 @@ pub fn build<'a>(regexes: impl IntoIterator<Item = &'a str>) -> Vec<u8> {
     };
     // Serialising plain structs of strings and numbers does not fail.
     serde_json::to_vec(&file).unwrap_or_default()
-}
-
-/// [`Analysis::of`] each regex, on every core.
-fn analyse_all(regexes: &[&str]) -> Vec<Result<Analysis, String>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = regexes.len().div_ceil(threads).max(256);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = regexes
-            .chunks(chunk)
-            .map(|part| {
-                let worker =
-                    scope.spawn(move || part.iter().map(|r| Analysis::of(r)).collect::<Vec<_>>());
-                (part.len(), worker)
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|(n, worker)| {
-                worker.join().unwrap_or_else(|_| {
-                    (0..n)
-                        .map(|_| Err("the regex parser panicked".into()))
-                        .collect()
-                })
-            })
-            .collect()
-    })
 }
 
 /// The analyses the member holds, by regex; `None` when it was written by another
@@ -152,7 +126,7 @@ pub fn problems(bytes: &[u8]) -> Vec<String> {
     };
     let mut regexes: Vec<&String> = stored.keys().collect();
     regexes.sort_unstable();
-    let fresh = analyse_all(&regexes.iter().map(|r| r.as_str()).collect::<Vec<_>>());
+    let fresh = Analysis::of_all(&regexes.iter().map(|r| r.as_str()).collect::<Vec<_>>());
     regexes
         .into_iter()
         .zip(fresh)

@@ -850,36 +850,39 @@ fn compile_each(
     which: &[usize],
     lazy: bool,
 ) -> Vec<Result<Analysed, String>> {
+    on_every_core(which, "the regex compiler panicked", |&i| {
+        compile(&patterns[i].regex, lazy)
+    })
+}
+
+/// `f` of each item, in order, on as many threads as there are cores when there are
+/// many items. A panic in a worker is a bug in the regex engine: each of its items gets
+/// `panicked` as its error rather than the caller being aborted.
+fn on_every_core<T: Sync, R: Send>(
+    items: &[T],
+    panicked: &str,
+    f: impl Fn(&T) -> Result<R, String> + Sync,
+) -> Vec<Result<R, String>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = which.len().div_ceil(threads).max(256);
-    if which.len() <= chunk {
-        return which
-            .iter()
-            .map(|&i| compile(&patterns[i].regex, lazy))
-            .collect();
+    let chunk = items.len().div_ceil(threads).max(256);
+    if items.len() <= chunk {
+        return items.iter().map(&f).collect();
     }
+    let f = &f;
     std::thread::scope(|scope| {
-        let workers: Vec<_> = which
+        let workers: Vec<_> = items
             .chunks(chunk)
             .map(|part| {
-                let worker = scope.spawn(move || {
-                    part.iter()
-                        .map(|&i| compile(&patterns[i].regex, lazy))
-                        .collect::<Vec<_>>()
-                });
+                let worker = scope.spawn(move || part.iter().map(f).collect::<Vec<_>>());
                 (part.len(), worker)
             })
             .collect();
         workers
             .into_iter()
             .flat_map(|(n, worker)| {
-                // A panic in a worker is a bug in the regex engine: each of its patterns
-                // is reported rather than the caller aborted.
-                worker.join().unwrap_or_else(|_| {
-                    (0..n)
-                        .map(|_| Err("the regex compiler panicked".into()))
-                        .collect()
-                })
+                worker
+                    .join()
+                    .unwrap_or_else(|_| (0..n).map(|_| Err(panicked.to_string())).collect())
             })
             .collect()
     })
@@ -905,22 +908,30 @@ impl Analysis {
     /// Parses and analyses `regex` as a pattern's regex is (line-bound, with the same
     /// limits); an error is what [`Matcher::new`] would report for it.
     pub fn of(regex: &str) -> Result<Analysis, String> {
-        check_source(regex)?;
-        let hir = parse_line_bound(regex)?;
-        Ok(Analysis {
-            specificity: analyze::specificity(&hir),
-            sets: analyze::required_literal_sets(&hir),
-        })
+        analysed_tree(regex).map(|(_, analysis)| analysis)
     }
+
+    /// [`Analysis::of`] each regex, in order, on every core.
+    pub fn of_all(regexes: &[&str]) -> Vec<Result<Analysis, String>> {
+        on_every_core(regexes, "the regex parser panicked", |r| Analysis::of(r))
+    }
+}
+
+/// A regex's line-bound syntax tree and its [`Analysis`], after the checks on its source.
+fn analysed_tree(regex: &str) -> Result<(regex_syntax::hir::Hir, Analysis), String> {
+    check_source(regex)?;
+    let hir = parse_line_bound(regex)?;
+    let analysis = Analysis {
+        specificity: analyze::specificity(&hir),
+        sets: analyze::required_literal_sets(&hir),
+    };
+    Ok((hir, analysis))
 }
 
 /// Parses, checks and compiles one regex (`lazy`: parses and checks it, leaving the
 /// compiling to first use).
 fn compile(pattern: &str, lazy: bool) -> Result<Analysed, String> {
-    check_source(pattern)?;
-    let hir = parse_line_bound(pattern)?;
-    let specificity = analyze::specificity(&hir);
-    let sets = analyze::required_literal_sets(&hir);
+    let (hir, Analysis { specificity, sets }) = analysed_tree(pattern)?;
     // A pattern without literals runs on every chunk of a log (so it is compiled now
     // either way, and refused now if it matches the empty string).
     let regex = if lazy && !sets.is_empty() {
