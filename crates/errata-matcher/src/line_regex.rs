@@ -11,10 +11,11 @@
 
 use std::ops::Range;
 
-use regex_automata::Input;
 use regex_automata::nfa::thompson::backtrack::{self, BoundedBacktracker};
 use regex_automata::nfa::thompson::pikevm::{self, PikeVM};
 use regex_automata::nfa::thompson::{self, NFA, WhichCaptures};
+use regex_automata::util::prefilter::Prefilter;
+use regex_automata::{Input, MatchKind};
 use regex_syntax::hir::Hir;
 
 #[derive(Debug)]
@@ -33,21 +34,43 @@ pub(crate) struct Scratch {
 impl LineRegex {
     /// Compiles `hir`, refusing a program over `size_limit` bytes.
     pub fn new(hir: &Hir, size_limit: usize) -> Result<LineRegex, String> {
-        let nfa: NFA = thompson::Compiler::new()
-            .configure(
-                thompson::Config::new()
-                    .nfa_size_limit(Some(size_limit))
-                    .which_captures(WhichCaptures::Implicit),
-            )
-            .build_from_hir(hir)
-            .map_err(|e| match e.size_limit() {
-                Some(limit) => {
-                    format!("regex compiles to more than {limit} bytes; simplify its repetitions")
-                }
-                None => e.to_string(),
-            })?;
-        let backtrack = BoundedBacktracker::new_from_nfa(nfa.clone()).map_err(|e| e.to_string())?;
-        let pikevm = PikeVM::new_from_nfa(nfa).map_err(|e| e.to_string())?;
+        // One compiler per thread, reused: a fresh one allocates and fills a table of
+        // 10,000 entries (about 400 KB) the first time it compiles a Unicode class such
+        // as `\s`, which was most of the cost of compiling thousands of regexes.
+        thread_local! {
+            static COMPILER: std::cell::RefCell<thompson::Compiler> =
+                std::cell::RefCell::new(thompson::Compiler::new());
+        }
+        let config = thompson::Config::new()
+            .nfa_size_limit(Some(size_limit))
+            .which_captures(WhichCaptures::Implicit);
+        let nfa: NFA = COMPILER.with_borrow_mut(|compiler| {
+            compiler
+                .configure(config)
+                .build_from_hir(hir)
+                .map_err(|e| match e.size_limit() {
+                    Some(limit) => format!(
+                        "regex compiles to more than {limit} bytes; simplify its repetitions"
+                    ),
+                    None => e.to_string(),
+                })
+        })?;
+        // Every match starts with one of the regex's prefixes: where those are searched
+        // fast (`memchr`, `memmem`, a vectorised set, or an automaton for a
+        // case-insensitive prefix's spellings), both engines skip straight to where one
+        // occurs instead of trying each byte of the line as a start. Measured on the
+        // benchmark log with 10,000 entries: 0.69 against 0.60 GB/s once every regex is
+        // compiled; building the prefilters costs that back on the first 128 MiB.
+        let prefilter =
+            Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, hir).filter(Prefilter::is_fast);
+        let backtrack = BoundedBacktracker::builder()
+            .configure(backtrack::Config::new().prefilter(prefilter.clone()))
+            .build_from_nfa(nfa.clone())
+            .map_err(|e| e.to_string())?;
+        let pikevm = PikeVM::builder()
+            .configure(pikevm::Config::new().prefilter(prefilter))
+            .build_from_nfa(nfa)
+            .map_err(|e| e.to_string())?;
         Ok(LineRegex { backtrack, pikevm })
     }
 
@@ -91,6 +114,29 @@ mod tests {
             (r"a+?", "baaa"),
             (r"nothing", "CUDA error: out of memory"),
             (r"CUDA error: (out of memory|.*)", long.as_str()),
+            // Prefilters: one prefix, an optional one, a case-insensitive one (an
+            // automaton over its spellings), and prefixes found only after a false start.
+            (r"out of memory", "no memory here, then: out of memory"),
+            (
+                r"(?:CUDA error: )?out of memory",
+                "RuntimeError: out of memory",
+            ),
+            (
+                r"(?:CUDA error: )?out of memory",
+                "CUDA error: CUDA error: out of memory",
+            ),
+            (
+                r"(?i)cublas_status_[a-z_]+",
+                "got CUBLAS_STATUS_EXECUTION_FAILED when",
+            ),
+            (
+                r"(?i)(nccl|cudnn) error: \w+",
+                "NCCL warn; cuDNN Error: bad",
+            ),
+            (
+                r"Xid \(PCI:[0-9a-f:.]+\): (79|48),",
+                "Xid (PCI:0000:3b:00): 13, Xid (PCI:0000:3b:00): 79, pid",
+            ),
         ] {
             let want = regex::bytes::Regex::new(pattern)
                 .unwrap()
