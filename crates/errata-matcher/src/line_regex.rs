@@ -10,19 +10,44 @@
 //! per search is reset for each regex it runs.
 
 use std::ops::Range;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use regex_automata::nfa::thompson::backtrack::{self, BoundedBacktracker};
 use regex_automata::nfa::thompson::pikevm::{self, PikeVM};
 use regex_automata::nfa::thompson::{self, NFA, WhichCaptures};
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::{Input, MatchKind};
-use regex_syntax::hir::Hir;
+use regex_syntax::hir::{Hir, literal};
 
 #[derive(Debug)]
 pub(crate) struct LineRegex {
+    plain: Engines,
+    /// What every match starts with (`None`: no finite set), for [`LineRegex::hot`].
+    prefixes: Option<Box<[Box<[u8]>]>>,
+    /// Searches so far, counted until the regex is [`HOT_USES`] hot.
+    uses: AtomicU32,
+    /// The engines again with a prefilter over `prefixes` (`None`: no fast one), built
+    /// once the regex is hot.
+    hot: OnceLock<Option<Engines>>,
+}
+
+/// Both engines over one NFA (shared, not copied).
+#[derive(Debug)]
+struct Engines {
     backtrack: BoundedBacktracker,
     pikevm: PikeVM,
 }
+
+/// Searches after which a regex gets its prefilter. Where every match starts with one of
+/// a regex's prefixes and those are searched fast (`memchr`, `memmem`, a vectorised set,
+/// or an automaton over a case-insensitive prefix's spellings), both engines skip
+/// straight to where one occurs instead of trying each byte of the line as a start:
+/// measured on the benchmark log with 10,000 entries, 0.69 against 0.62 GB/s on one
+/// thread once every regex has been met. Building a prefilter for every regex when it is
+/// compiled cost that back on the first 128 MiB and 35 MB of peak memory; most regexes
+/// a log meets are met a few times.
+const HOT_USES: u32 = 32;
 
 /// Search caches, reused across regexes (each use resets them for the regex at hand).
 #[derive(Default)]
@@ -55,14 +80,67 @@ impl LineRegex {
                     None => e.to_string(),
                 })
         })?;
-        // Every match starts with one of the regex's prefixes: where those are searched
-        // fast (`memchr`, `memmem`, a vectorised set, or an automaton for a
-        // case-insensitive prefix's spellings), both engines skip straight to where one
-        // occurs instead of trying each byte of the line as a start. Measured on the
-        // benchmark log with 10,000 entries: 0.69 against 0.60 GB/s once every regex is
-        // compiled; building the prefilters costs that back on the first 128 MiB.
-        let prefilter =
-            Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, hir).filter(Prefilter::is_fast);
+        let mut prefixes = literal::Extractor::new()
+            .kind(literal::ExtractKind::Prefix)
+            .extract(hir);
+        // What `Prefilter::from_hir_prefix` does before building.
+        prefixes.optimize_for_prefix_by_preference();
+        let prefixes = prefixes
+            .literals()
+            .filter(|l| !l.is_empty())
+            .map(|l| l.iter().map(|l| Box::from(l.as_bytes())).collect());
+        Ok(LineRegex {
+            plain: Engines::new(nfa, None)?,
+            prefixes,
+            uses: AtomicU32::new(0),
+            hot: OnceLock::new(),
+        })
+    }
+
+    /// The engines to search with: with a prefilter once the regex is hot.
+    fn engines(&self) -> &Engines {
+        if self.prefixes.is_none() {
+            return &self.plain;
+        }
+        if let Some(hot) = self.hot.get() {
+            return hot.as_ref().unwrap_or(&self.plain);
+        }
+        if self.uses.fetch_add(1, Ordering::Relaxed) < HOT_USES {
+            return &self.plain;
+        }
+        self.hot
+            .get_or_init(|| {
+                let prefixes = self.prefixes.as_deref()?;
+                let prefilter = Prefilter::new(MatchKind::LeftmostFirst, prefixes)
+                    .filter(Prefilter::is_fast)?;
+                Engines::new(self.plain.backtrack.get_nfa().clone(), Some(prefilter)).ok()
+            })
+            .as_ref()
+            .unwrap_or(&self.plain)
+    }
+
+    /// The leftmost-first match in `haystack`.
+    pub fn find(&self, haystack: &[u8], scratch: &mut Scratch) -> Option<Range<usize>> {
+        let Engines { backtrack, pikevm } = self.engines();
+        let input = Input::new(haystack);
+        let found = if haystack.len() <= backtrack.max_haystack_len() {
+            let cache = scratch
+                .backtrack
+                .get_or_insert_with(|| backtrack.create_cache());
+            cache.reset(backtrack);
+            // Only fails for a haystack longer than checked above.
+            backtrack.try_find(cache, input).ok().flatten()
+        } else {
+            let cache = scratch.pikevm.get_or_insert_with(|| pikevm.create_cache());
+            cache.reset(pikevm);
+            pikevm.find(cache, input)
+        };
+        found.map(|m| m.range())
+    }
+}
+
+impl Engines {
+    fn new(nfa: NFA, prefilter: Option<Prefilter>) -> Result<Engines, String> {
         let backtrack = BoundedBacktracker::builder()
             .configure(backtrack::Config::new().prefilter(prefilter.clone()))
             .build_from_nfa(nfa.clone())
@@ -71,27 +149,7 @@ impl LineRegex {
             .configure(pikevm::Config::new().prefilter(prefilter))
             .build_from_nfa(nfa)
             .map_err(|e| e.to_string())?;
-        Ok(LineRegex { backtrack, pikevm })
-    }
-
-    /// The leftmost-first match in `haystack`.
-    pub fn find(&self, haystack: &[u8], scratch: &mut Scratch) -> Option<Range<usize>> {
-        let input = Input::new(haystack);
-        let found = if haystack.len() <= self.backtrack.max_haystack_len() {
-            let cache = scratch
-                .backtrack
-                .get_or_insert_with(|| self.backtrack.create_cache());
-            cache.reset(&self.backtrack);
-            // Only fails for a haystack longer than checked above.
-            self.backtrack.try_find(cache, input).ok().flatten()
-        } else {
-            let cache = scratch
-                .pikevm
-                .get_or_insert_with(|| self.pikevm.create_cache());
-            cache.reset(&self.pikevm);
-            self.pikevm.find(cache, input)
-        };
-        found.map(|m| m.range())
+        Ok(Engines { backtrack, pikevm })
     }
 }
 
@@ -142,12 +200,34 @@ mod tests {
                 .unwrap()
                 .find(haystack.as_bytes())
                 .map(|m| m.range());
-            assert_eq!(
-                line_regex(pattern).find(haystack.as_bytes(), &mut scratch),
-                want,
-                "{pattern}"
-            );
+            // Cold (plain engines), then hot (with the prefilter, where there is one).
+            let regex = line_regex(pattern);
+            for search in 0..HOT_USES + 2 {
+                assert_eq!(
+                    regex.find(haystack.as_bytes(), &mut scratch),
+                    want,
+                    "{pattern}, search {search}"
+                );
+            }
         }
+    }
+
+    #[test]
+    fn a_hot_regex_gets_its_prefilter_only_where_one_is_fast() {
+        let mut scratch = Scratch::default();
+        let mut hot = |pattern: &str| {
+            let regex = line_regex(pattern);
+            for _ in 0..=HOT_USES {
+                regex.find(b"a line without it", &mut scratch);
+            }
+            regex.hot.get().map(Option::is_some)
+        };
+        assert_eq!(hot(r"(?:CUDA error: )?out of memory"), Some(true));
+        // No finite set of prefixes: nothing to build, nothing kept.
+        assert_eq!(hot(r"\w+ error"), None);
+        let cold = line_regex("out of memory");
+        cold.find(b"out of memory", &mut scratch);
+        assert!(cold.hot.get().is_none());
     }
 
     #[test]
