@@ -267,7 +267,10 @@ fn end_to_end(
     };
     let start_up = start_up_with(bundle)?;
     let own_start_up = start_up_with(own_bundle)?;
-    let run = best(&mut || {
+    // The log is read once first, so that every timed run finds it in the page cache (a
+    // run that read it from disk measured the disk: 0.5 GB/s for `cat` on this VM).
+    measure(Command::new("cat").arg(&log))?;
+    let run = median(5, &mut || {
         measure(
             Command::new(&bin)
                 .args(["match", "--format", "json", "--bundle"])
