@@ -547,6 +547,9 @@ impl Matcher {
         // Search caches live as long as the scan: a backtracker's cache is kilobytes.
         let mut scratch = Scratch::default();
         let mut memo = LineMemo::default();
+        // The candidates of one line, kept across lines so that a line with hits costs
+        // no allocation.
+        let mut candidates = Vec::new();
         let mut i = 0;
         while i < hits.len() {
             let (line, range) = lines.line_of(hits[i].0);
@@ -560,7 +563,7 @@ impl Matcher {
                 text,
                 (line, range),
                 &hits[i..j],
-                (&mut scratch, &mut memo),
+                (&mut scratch, &mut memo, &mut candidates),
                 &mut found,
             );
             found.sort_by(rank);
@@ -578,11 +581,11 @@ impl Matcher {
         text: &[u8],
         (line, range): (usize, Range<usize>),
         hits: &[(usize, Found)],
-        (scratch, memo): (&mut Scratch, &mut LineMemo),
+        (scratch, memo, candidates): (&mut Scratch, &mut LineMemo, &mut Vec<(usize, Hit)>),
         out: &mut Vec<Match>,
     ) {
         memo.start_line();
-        let mut candidates: Vec<(usize, Hit)> = Vec::with_capacity(hits.len());
+        candidates.clear();
         for (_, found) in hits {
             let targets = match &found.source {
                 Source::Literal(k) => self.targets[*k].as_slice(),
