@@ -125,12 +125,7 @@ impl GramSearch {
     /// Calls `found(literal, start, end)` for every occurrence of every literal in
     /// `text`, overlapping ones included, ignoring ASCII case.
     pub(crate) fn for_each(&self, text: &[u8], mut found: impl FnMut(usize, usize, usize)) {
-        for &l in &self.three_byte {
-            let lit = &self.literals[l as usize];
-            if text.len() >= 3 && text[..3].eq_ignore_ascii_case(lit) {
-                found(l as usize, 0, 3);
-            }
-        }
+        self.at_the_start(text, &mut found);
         let mut start = 0;
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
@@ -138,6 +133,17 @@ impl GramSearch {
             start = unsafe { self.windows_avx2(text, &mut found) };
         }
         self.windows_from(text, start, &mut found);
+    }
+
+    /// The three-byte literals at the very start of `text`, which no window holds with a
+    /// byte before them.
+    fn at_the_start(&self, text: &[u8], found: &mut impl FnMut(usize, usize, usize)) {
+        for &l in &self.three_byte {
+            let lit = &self.literals[l as usize];
+            if text.len() >= 3 && text[..3].eq_ignore_ascii_case(lit) {
+                found(l as usize, 0, 3);
+            }
+        }
     }
 
     /// The window loop of [`GramSearch::for_each`], one window at a time, from window
@@ -316,6 +322,16 @@ mod tests {
                 .map(|_| alphabet[self.below(alphabet.len() as u64) as usize])
                 .collect()
         }
+        /// 1 to `most` literals of 3 to `3 + longer - 1` bytes.
+        fn literals(&mut self, alphabet: &[u8], most: u64, longer: u64) -> Vec<Vec<u8>> {
+            let n = 1 + self.below(most) as usize;
+            (0..n)
+                .map(|_| {
+                    let len = 3 + self.below(longer) as usize;
+                    self.bytes(alphabet, len)
+                })
+                .collect()
+        }
     }
 
     #[test]
@@ -325,13 +341,7 @@ mod tests {
         let alphabet = b"aAbB1]2[ \n@`{\xc3\xa9";
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         for case in 0..400 {
-            let n = 1 + rng.below(40) as usize;
-            let literals: Vec<Vec<u8>> = (0..n)
-                .map(|_| {
-                    let len = 3 + rng.below(6) as usize;
-                    rng.bytes(alphabet, len)
-                })
-                .collect();
+            let literals = rng.literals(alphabet, 40, 6);
             let len = rng.below(300) as usize;
             let text = rng.bytes(alphabet, len);
             assert_eq!(
@@ -349,22 +359,14 @@ mod tests {
         let alphabet = b"abcdeABCDE0123 :[]()_\n";
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for case in 0..200 {
-            let literals: Vec<Vec<u8>> = (0..1 + rng.below(60) as usize)
-                .map(|_| {
-                    let len = 3 + rng.below(8) as usize;
-                    rng.bytes(alphabet, len)
-                })
-                .collect();
+            let literals = rng.literals(alphabet, 60, 8);
             let len = rng.below(3000) as usize;
             let text = rng.bytes(alphabet, len);
             let search = GramSearch::new(&literals).unwrap();
             let mut one_at_a_time = Vec::new();
-            for &l in &search.three_byte {
-                if text.len() >= 3 && text[..3].eq_ignore_ascii_case(&search.literals[l as usize]) {
-                    one_at_a_time.push((l as usize, 0, 3));
-                }
-            }
-            search.windows_from(&text, 0, &mut |l, s, e| one_at_a_time.push((l, s, e)));
+            let mut push = |l, s, e| one_at_a_time.push((l, s, e));
+            search.at_the_start(&text, &mut push);
+            search.windows_from(&text, 0, &mut push);
             one_at_a_time.sort_unstable();
             assert_eq!(grams(&literals, &text), one_at_a_time, "case {case}");
             assert_eq!(one_at_a_time, automaton(&literals, &text), "case {case}");
