@@ -429,7 +429,6 @@ fn safe_path(path: &str) -> bool {
             .all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
-/// What the reading thread sends the hashing thread: a member's next bytes, or its end.
 /// The members whose content goes to a receiver as soon as it is read, and the
 /// channel it goes on (with the member's path).
 type HandOver<'a> = (
@@ -437,6 +436,7 @@ type HandOver<'a> = (
     std::sync::mpsc::SyncSender<(String, Vec<u8>)>,
 );
 
+/// What the reading thread sends the hashing thread: a member's next bytes, or its end.
 enum Chunk {
     /// A buffer and how many of its bytes are the member's.
     Data(Vec<u8>, usize),
