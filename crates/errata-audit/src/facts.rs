@@ -1,8 +1,9 @@
 //! The facts of an environment, read from the reports people paste: `python -m
 //! torch.utils.collect_env`, `nvidia-smi` (both header wordings), `nvidia-smi -q` /
-//! `-a`, `nvcc --version`, `pip list` / `pip freeze`. Any mix in one text; each report
-//! is recognised by its own line shapes, so no format has to be named. Where two
-//! reports disagree the first line read wins.
+//! `-a`, `nvcc --version`, `pip list` / `pip freeze`, and the error lines and NCCL debug
+//! output pasted beside them. Any mix in one text; each report is recognised by its own
+//! line shapes, so no format has to be named. Where two reports disagree the first line
+//! read wins, except where a line says what a process actually loaded (`nccl`).
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -53,7 +54,10 @@ pub struct Facts {
     /// loads if the system path comes first (`LD_LIBRARY_PATH`, a preloaded library).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cudnn_system: Option<String>,
-    /// NCCL's version (the `nvidia-nccl-*` wheel).
+    /// NCCL's version: the one a process loaded, where a line says so (PyTorch's
+    /// `NCCL error in: …, NCCL version 2.18.1`, NCCL's own `NCCL version 2.18.5+cuda11.8`
+    /// banner), else the `nvidia-nccl-*` wheel. The loaded one wins: a system or bundled
+    /// libnccl can be what runs whatever pip lists.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nccl: Option<String>,
     /// Python's version.
@@ -181,6 +185,9 @@ static CAPABILITY_OF_GPU: LazyLock<Regex> =
     LazyLock::new(|| re(r"with CUDA capability sm_(\d+)(\d)\b"));
 static SUPPORTED_ARCHES: LazyLock<Regex> =
     LazyLock::new(|| re(r"supports CUDA capabilities((?:\s+(?:sm|compute)_\d+)+)"));
+/// The NCCL a process loaded: PyTorch appends `NCCL version X.Y.Z` to every NCCL error
+/// (`c10d/NCCLUtils.hpp`), NCCL prints `NCCL version X.Y.Z+cudaA.B` when it starts.
+static NCCL_LOADED: LazyLock<Regex> = LazyLock::new(|| re(r"\bNCCL version (\d+\.\d+\.\d+)\b"));
 static CUDNN_SO: LazyLock<Regex> = LazyLock::new(|| re(r"libcudnn\.so\.(\d+(?:\.\d+){1,2})"));
 
 /// `sm_120` → `12.0`, `sm_86` → `8.6`.
@@ -215,6 +222,7 @@ pub fn read(text: &str) -> Facts {
     // wins wherever it appears in the paste.
     let mut cudnn_listed: Option<String> = None;
     let mut cudnn_wheel: Option<String> = None;
+    let mut nccl_loaded: Option<String> = None;
     let mut in_gpu_list = false;
     for raw in text.lines() {
         let line = raw.trim();
@@ -235,6 +243,9 @@ pub fn read(text: &str) -> Facts {
         if let Some(c) = NVCC.captures(line) {
             set(&mut f.cuda_toolkit, &c[1]);
             continue;
+        }
+        if let Some(c) = NCCL_LOADED.captures(line) {
+            set(&mut nccl_loaded, &c[1]);
         }
         if let Some(c) = CAPABILITY_OF_GPU.captures(line)
             && let Some(cc) = capability(&format!("{}{}", &c[1], &c[2]))
@@ -357,6 +368,9 @@ pub fn read(text: &str) -> Facts {
         }
         (None, listed) => f.cudnn = listed,
     }
+    if nccl_loaded.is_some() {
+        f.nccl = nccl_loaded;
+    }
     // The build in the version (`+cu126`, `+cpu`) is the wheel's own word.
     if let Some(torch) = &f.torch
         && let Some((_, local)) = torch.split_once('+')
@@ -465,6 +479,20 @@ mod tests {
         assert_eq!(f.cudnn_system, None);
         assert!(!same_release("9.1", "9.19.0.56"));
         assert!(same_release("9.19", "9.19.0.56"));
+    }
+
+    #[test]
+    fn the_nccl_a_process_loaded_wins_over_the_wheel() {
+        // PyTorch's error suffix and NCCL's banner; the wheel listed before either.
+        let text = "[pip3] nvidia-nccl-cu12==2.19.3\n\
+            RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1333, unhandled system error, NCCL version 2.18.1\n\
+            NCCL version 2.18.5+cuda11.8\n";
+        assert_eq!(read(text).nccl.as_deref(), Some("2.18.1"));
+        let banner = "node:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n";
+        assert_eq!(read(banner).nccl.as_deref(), Some("2.21.5"));
+        // NCCL_VERSION, a two-part number and the wheel alone are not a loaded version.
+        let f = read("NCCL_VERSION=2.18.1\nNCCL version 2.18\nnvidia-nccl-cu12==2.19.3\n");
+        assert_eq!(f.nccl.as_deref(), Some("2.19.3"));
     }
 
     #[test]

@@ -188,6 +188,40 @@ fn a_component_inside_a_known_bad_range_is_a_warning() {
     assert!(r.findings.is_empty(), "{r:#?}");
 }
 
+/// The NCCL a process loaded, as PyTorch's error and NCCL's banner print it in real
+/// reports, puts the report inside the known-bad ranges: 2.18.x mislabels network
+/// failures as internal errors (nccl#1092), 2.18.1 to 2.18.5 carry the cudaMemcpyAsync
+/// bug fixed in 2.18.6.
+#[test]
+fn the_nccl_a_log_shows_loaded_is_checked_against_known_bad_ranges() {
+    let severity = |r: &errata_audit::Report, id: &str| {
+        r.findings
+            .iter()
+            .find(|f| f.id == id)
+            .map(|f| (f.severity.clone(), f.because.get("nccl").cloned()))
+    };
+    let warned = |v: &str| Some(("warning".to_string(), Some(v.to_string())));
+    // The issue's title: the range note, with the version, replaces the bare "the report
+    // shows this error" finding.
+    let r = audit("error_nccl_internal_2_18_1_nccl1092_title.txt");
+    assert_eq!(r.facts["nccl"], "2.18.1");
+    assert_eq!(severity(&r, "nccl/internal-error"), warned("2.18.1"));
+    assert_eq!(severity(&r, "nccl/unhandled-cuda-error"), warned("2.18.1"));
+    // NCCL's banner in NCCL_DEBUG=INFO output.
+    let r = audit("nccl_debug_banner_2_18_5_pytorch113245.txt");
+    assert_eq!(r.facts["nccl"], "2.18.5");
+    assert_eq!(severity(&r, "nccl/internal-error"), warned("2.18.5"));
+    assert_eq!(severity(&r, "nccl/unhandled-cuda-error"), warned("2.18.5"));
+    // 2.18.6 is still a 2.18 but has the copy fixed.
+    let r = audit("error_nccl_internal_2_18_6_vllm_ray_nccl1247.txt");
+    assert_eq!(r.facts["nccl"], "2.18.6");
+    assert_eq!(severity(&r, "nccl/internal-error"), warned("2.18.6"));
+    assert_eq!(severity(&r, "nccl/unhandled-cuda-error"), None);
+    // A healthy machine's NCCL is outside both ranges.
+    let r = audit("collect_env_healthy_torch2110cu130_h200_two_cudnn.txt");
+    assert!(r.findings.is_empty(), "{r:#?}");
+}
+
 /// PyTorch refuses a cuDNN of 9.11 or later on a GPU below compute capability 7.5
 /// (torch/backends/cudnn/__init__.py): a V100 beside torch 2.11's pinned cuDNN wheel is
 /// found; the same GPU with the cuDNN 2.10 pins, or a T4 (7.5) with 2.11's, is not.
