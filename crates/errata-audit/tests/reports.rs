@@ -311,6 +311,30 @@ fn one_library_installed_as_two_wheels_is_found() {
     );
 }
 
+/// A second cuDNN found before the one PyTorch was built with, as people paste PyTorch's
+/// refusal (both wordings it has used): the mismatch is a finding from the report's line.
+#[test]
+fn a_cudnn_version_mismatch_a_report_shows_is_found() {
+    for file in [
+        "error_cudnn_incompatibility_ld_library_path_functorch926.txt",
+        "error_cudnn_incompatibility_cogat2.txt",
+    ] {
+        let r = audit(file);
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.id == "pytorch/cudnn-version-incompatibility")
+            .unwrap_or_else(|| panic!("{file}: {r:#?}"));
+        assert!(
+            f.because
+                .get("report_line")
+                .is_some_and(|l| l.contains("cuDNN version incompatibility")),
+            "{file}: {f:#?}"
+        );
+        assert_eq!(ids(&r), ["pytorch/cudnn-version-incompatibility"], "{file}");
+    }
+}
+
 #[test]
 fn an_error_the_report_itself_shows_is_a_finding() {
     // The user pasted PyTorch's error with their nvidia-smi header: the error is named
