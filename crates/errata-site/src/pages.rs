@@ -125,6 +125,22 @@ fn reports(basis: Option<&errata_model::Basis>) -> Vec<ReportView<'_>> {
         .unwrap_or_default()
 }
 
+/// One counted run under a rate: the snippet (a link to its page) and the GPU run that
+/// confirmed it.
+#[derive(Serialize)]
+struct RunView {
+    /// `failed` or `worked`.
+    outcome: String,
+    /// `<data file>:<line>`, as the basis names it.
+    snippet: String,
+    /// The page the snippet is on.
+    href: Option<String>,
+    /// GPU, CUDA version and date of the run record.
+    gpu: String,
+    cuda: String,
+    date: String,
+}
+
 #[derive(Serialize)]
 struct WorkaroundView<'v> {
     action: String,
@@ -137,6 +153,8 @@ struct WorkaroundView<'v> {
     evidence: String,
     /// The counted reports behind it, when there are.
     reports: Vec<ReportView<'v>>,
+    /// The counted runs behind it, when there are.
+    runs: Vec<RunView>,
     condition: &'v str,
     sources: Vec<SourceLink<'v>>,
 }
@@ -151,6 +169,8 @@ struct DeadEndView<'v> {
     evidence: String,
     /// The counted reports behind it, when there are.
     reports: Vec<ReportView<'v>>,
+    /// The counted runs behind it, when there are.
+    runs: Vec<RunView>,
     /// `en` when the text is English on a zh page.
     lang: &'static str,
     condition: &'v str,
@@ -334,6 +354,37 @@ impl<'a> Ctx<'a> {
             .map_or(key, String::as_str)
     }
 
+    /// The runs a `runs` basis counts, each with the record that confirmed it and a link to
+    /// the page its snippet is on (the article, or the entry whose reproducer it is).
+    fn runs_of(&self, frame: &Frame, basis: Option<&errata_model::Basis>) -> Vec<RunView> {
+        let Some(b) = basis.filter(|b| b.kind == "runs") else {
+            return Vec::new();
+        };
+        b.items
+            .iter()
+            .filter_map(|it| {
+                let snippet = it.run.clone()?;
+                let (file, line) = snippet.rsplit_once(':')?;
+                let record = self.runs.confirming_run_at(file, line.parse().ok()?)?;
+                // `articles/<domain>/<slug>[.zh].md` or `signatures/<domain>/<slug>.json`.
+                let page = if let Some(a) = file.strip_prefix("articles/") {
+                    let id = a.strip_suffix(".md")?;
+                    urls::article_page(id.strip_suffix(".zh").unwrap_or(id))
+                } else {
+                    urls::entry_page(file.strip_prefix("signatures/")?.strip_suffix(".json")?)
+                };
+                Some(RunView {
+                    outcome: it.outcome.clone(),
+                    href: Some(frame.href(&page)),
+                    snippet,
+                    gpu: record.gpu_name.clone().unwrap_or_else(|| "GPU".into()),
+                    cuda: record.cuda_version.clone().unwrap_or_else(|| "?".into()),
+                    date: record.date.clone(),
+                })
+            })
+            .collect()
+    }
+
     fn badge(&self, lang: Lang, verdict: &Verdict) -> SnippetBadge {
         markdown::badge(verdict, |key, vars| self.t(lang, key, vars))
     }
@@ -391,6 +442,7 @@ impl<'a> Ctx<'a> {
                     pct: counted_pct(basis.as_ref(), rate),
                     evidence: errata_model::rate_shown(rate, basis.as_ref(), false, zh),
                     reports: reports(w.basis.as_ref()),
+                    runs: self.runs_of(&frame, w.basis.as_ref()),
                     // As for a dead end, the Chinese text carries the condition too.
                     condition: if zh_action.is_some() {
                         ""
@@ -430,6 +482,7 @@ impl<'a> Ctx<'a> {
                     pct: counted_pct(basis.as_ref(), rate),
                     evidence: errata_model::rate_shown(rate, basis.as_ref(), true, zh),
                     reports: reports(d.basis.as_ref()),
+                    runs: self.runs_of(&frame, d.basis.as_ref()),
                     lang: if zh && zh_text.is_none() { "en" } else { "" },
                     // The Chinese text carries the condition too.
                     condition: if zh_text.is_some() { "" } else { &d.condition },

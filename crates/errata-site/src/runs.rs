@@ -136,6 +136,22 @@ impl Runs {
             .count()
     }
 
+    /// The newest run-tier record of the snippet at `file:line` (data-relative) that
+    /// confirmed its annotation: what a `runs` basis item names. `errata check`
+    /// (`rate-basis-mismatch`) has made sure the record is of the code as it is now.
+    pub fn confirming_run_at(&self, file: &str, line: u64) -> Option<&RunRecord> {
+        self.by_hash
+            .range((file.to_string(), String::new())..)
+            .take_while(|((f, _), _)| f == file)
+            .flat_map(|(_, list)| list)
+            .filter(|r| {
+                r.line == line
+                    && r.tier == "run"
+                    && matches!(r.outcome.as_str(), "pass" | "expected-error-observed")
+            })
+            .max_by(|a, b| a.date.cmp(&b.date))
+    }
+
     /// The verdict for the snippet with this code in `file` (data-relative, `/`-separated).
     pub fn verdict(&self, file: &str, code: &str) -> Verdict {
         let hash = errata_load::sha256_hex(code.as_bytes());

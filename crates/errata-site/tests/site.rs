@@ -218,10 +218,32 @@ fn real_data_entry_pages_show_every_field() {
             .map(|b| b.items.len())
             .sum();
         assert_eq!(
-            en.select(&sel("details.reports li")).count(),
+            en.select(&sel("details.reports:not(.runs) li")).count(),
             listed,
             "{path}"
         );
+        // And every counted run, linked to the page its snippet is on.
+        let runs: usize = e
+            .dead_ends
+            .iter()
+            .map(|d| d.basis.as_ref())
+            .chain(e.workarounds.iter().map(|w| w.basis.as_ref()))
+            .flatten()
+            .filter(|b| b.kind == "runs")
+            .map(|b| b.items.len())
+            .sum();
+        assert_eq!(
+            en.select(&sel("details.runs li a[href]")).count(),
+            runs,
+            "{path}: counted runs"
+        );
+        if e.id == "pytorch/index-out-of-bounds-assertion" {
+            let run = texts(&en, "details.runs li").concat();
+            assert!(
+                run.contains("articles/cuda/sticky-errors.md:142") && run.contains("NVIDIA H200"),
+                "{path}: {run}"
+            );
+        }
         assert_eq!(
             en.select(&sel("details.reports q")).count(),
             listed,
@@ -335,7 +357,7 @@ fn real_data_entry_pages_show_every_field() {
         }
         for rate in texts(&zh, ".dead .rate") {
             assert!(
-                rate.contains("编者估计") || rate.contains("份"),
+                rate.contains("编者估计") || rate.contains("份") || rate.contains("次运行"),
                 "zh/{path}: {rate}"
             );
         }

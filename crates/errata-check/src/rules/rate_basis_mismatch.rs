@@ -5,7 +5,13 @@
 //! `worked` for a workaround's `success_rate`), and the rate is K/N to two decimals:
 //! `{"n": 4, "k": 3}` goes with 0.75. A report is re-openable: an https `url` (the
 //! comment's anchor where there is one) and the reporter's own words in `quote`. A run
-//! names its snippet as `<data file>:<line>`.
+//! names its snippet as `<data file>:<line>` (`articles/cuda/sticky-errors.md:142`, the
+//! line of the opening fence; an entry's `verify` by the line its run record gives), and
+//! that snippet must have a current run-tier record under `runs/` (same file and line,
+//! the code as it is now) whose outcome confirmed its annotation (`pass` or
+//! `expected-error-observed`): a run that was never made, was made of other code, or
+//! contradicted its annotation counts for nothing. Whether the run shows the item failing
+//! or working is the editor's reading of what the snippet does, written in `outcome`.
 //!
 //! An `outcomes` basis is what the build makes of an item's outcome records
 //! (`outcomes/<domain>/<slug>.jsonl`, see `outcome-invalid`); it is never stored in an
@@ -19,7 +25,7 @@ use errata_model::{Anchor, Basis, Diagnostic};
 use super::diag;
 use crate::context::Ctx;
 
-pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
+pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     let dead_ends = e.dead_ends.iter().map(|d| (d.fail_rate, d.basis.as_ref()));
     let workarounds = e
@@ -39,7 +45,11 @@ pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnosti
         for (i, (rate, basis)) in items.into_iter().enumerate() {
             if let Some(b) = basis {
                 let at = format!("/{list}/{i}");
-                for (pointer, message) in problems(b, rate, key, side) {
+                let mut found = problems(b, rate, key, side);
+                if b.kind == "runs" {
+                    found.extend(unconfirmed_runs(cx, b));
+                }
+                for (pointer, message) in found {
                     out.push(
                         diag(
                             "rate-basis-mismatch",
@@ -134,6 +144,91 @@ fn problems(b: &Basis, rate: f64, key: &str, side: &str) -> Vec<(String, String)
     out
 }
 
+/// Each `runs` item whose snippet has no current run-tier record confirming its
+/// annotation, as (pointer below the item, message). A malformed `run` is `problems`'.
+fn unconfirmed_runs(cx: &Ctx<'_>, b: &Basis) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (j, it) in b.items.iter().enumerate() {
+        let Some((file, line)) = it
+            .run
+            .as_deref()
+            .and_then(|r| r.rsplit_once(':'))
+            .and_then(|(f, l)| Some((f, l.parse::<usize>().ok()?)))
+        else {
+            continue;
+        };
+        let pointer = format!("/basis/items/{j}/run");
+        let Some(code) = snippet_code(cx, file, line) else {
+            out.push((
+                pointer,
+                format!("`{file}:{line}` is not a snippet of this knowledge base (an article's opening fence, or an entry's `verify`)"),
+            ));
+            continue;
+        };
+        if !confirmed_run(cx, file, line, &code) {
+            out.push((
+                pointer,
+                format!("`{file}:{line}` has no current run-tier record that confirmed its annotation (run it on a GPU with `cargo xtask snippets --pack`, then `--ingest`)"),
+            ));
+        }
+    }
+    out
+}
+
+/// The code of the snippet at `file:line` (data-relative): an article's fenced block
+/// opening on that line, or an entry's `verify` (whose line only its run record knows).
+fn snippet_code(cx: &Ctx<'_>, file: &str, line: usize) -> Option<String> {
+    let relative = |p: &std::path::Path| errata_load::data_relative(p, &cx.kb.root);
+    if let Some(a) = cx
+        .kb
+        .articles
+        .iter()
+        .find(|a| relative(&a.path).as_deref() == Some(file))
+    {
+        return a
+            .code_blocks
+            .iter()
+            .find(|b| b.fenced && b.line == line)
+            .map(|b| b.code.clone());
+    }
+    cx.kb
+        .entries
+        .iter()
+        .find(|e| relative(&e.path).as_deref() == Some(file))
+        .and_then(|e| e.entry.as_ref()?.verify.as_ref())
+        .map(|v| v.code.clone())
+}
+
+/// Whether `runs/<file without its extension>.json` holds a run-tier record of `code` at
+/// `file:line` whose outcome confirmed the snippet's annotation.
+fn confirmed_run(cx: &Ctx<'_>, file: &str, line: usize, code: &str) -> bool {
+    let Some(stem) = file.rsplit_once('.').map(|(stem, _)| stem) else {
+        return false;
+    };
+    let Ok(text) = std::fs::read_to_string(cx.kb.root.join("runs").join(format!("{stem}.json")))
+    else {
+        return false;
+    };
+    let Ok(records) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return false;
+    };
+    let hash = errata_load::sha256_hex(code.as_bytes());
+    records["records"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|r| {
+            r["file"] == file
+                && r["line"].as_u64() == Some(line as u64)
+                && r["sha256"] == hash.as_str()
+                && r["tier"] == "run"
+                && matches!(
+                    r["outcome"].as_str(),
+                    Some("pass" | "expected-error-observed")
+                )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::*;
@@ -224,5 +319,61 @@ mod tests {
         assert_eq!(d[0].pointer(), Some("/dead_ends/0/basis/k"));
         assert!(d[0].message.contains("0 listed item(s) say `failed`"));
         assert_eq!(d[1].pointer(), Some("/workarounds/0/basis/kind"));
+    }
+
+    /// A `runs` item counts only where the knowledge base has that snippet and a current
+    /// run-tier record of it that confirmed its annotation.
+    #[test]
+    fn a_run_needs_its_snippet_and_a_current_confirming_record() {
+        let code = "int main() { return 0; }\n";
+        let article = valid_article(
+            "cuda/b",
+            &format!("Text.\n\n```cuda expect=ok requires=gpu\n{code}```\n"),
+        );
+        // The fence is on line 8: five lines of front matter, the text, a blank line.
+        let line = 8;
+        let mut e = valid_entry("cuda/a");
+        e["workarounds"][0]["success_rate"] = 1.0.into();
+        e["workarounds"][0]["basis"] = json!({"kind": "runs", "n": 1, "k": 1, "items": [
+            {"run": format!("articles/cuda/b.md:{line}"), "outcome": "worked"}]});
+        let entry = serde_json::to_string_pretty(&e).unwrap();
+        let record = |line: usize, sha: &str, outcome: &str| {
+            json!({"version": 1, "records": [{"file": "articles/cuda/b.md", "line": line,
+                "sha256": sha, "tier": "run", "outcome": outcome, "expect": "ok",
+                "gpu_name": "NVIDIA H200", "compute_capability": "9.0", "driver_version": "580",
+                "cuda_version": "13.5", "nvcc_version": null, "torch_version": null,
+                "python_version": null, "duration_ms": 1, "stderr_excerpt": "",
+                "date": "2025-12-01"}]})
+            .to_string()
+        };
+        let hash = errata_load::sha256_hex(code.as_bytes());
+        let with = |records: Option<String>, entry: &str| {
+            let mut files = vec![
+                ("signatures/cuda/a.json", entry.to_string()),
+                ("articles/cuda/b.md", article.clone()),
+            ];
+            if let Some(r) = records {
+                files.push(("runs/articles/cuda/b.json", r));
+            }
+            only(check_files(&files), "rate-basis-mismatch")
+        };
+        let confirmed = with(Some(record(line, &hash, "pass")), &entry);
+        assert!(confirmed.is_empty(), "{confirmed:#?}");
+        for (records, why) in [
+            (None, "no record"),
+            (Some(record(line, &"0".repeat(64), "pass")), "other code"),
+            (Some(record(line + 1, &hash, "pass")), "another snippet"),
+            (Some(record(line, &hash, "contradicted")), "contradicted"),
+        ] {
+            let d = with(records, &entry);
+            assert_eq!(d.len(), 1, "{why}: {d:#?}");
+            assert_eq!(d[0].pointer(), Some("/workarounds/0/basis/items/0/run"));
+            assert!(d[0].message.contains("no current run-tier record"), "{why}");
+        }
+        // A line where no fence opens names no snippet.
+        let elsewhere = entry.replace(&format!("b.md:{line}"), "b.md:3");
+        let d = with(Some(record(line, &hash, "pass")), &elsewhere);
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert!(d[0].message.contains("is not a snippet"), "{d:#?}");
     }
 }
