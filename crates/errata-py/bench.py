@@ -1,11 +1,16 @@
 """Figures of the Python package against the CLI, measured in the same run
 (`cargo xtask bench --only py` runs this in a venv where the wheel is installed).
 
-    python bench.py --bin ERRATA --bundle BUNDLE --log LOG --wheel WHEEL
+    python bench.py --bin ERRATA --bundle BUNDLE --log LOG --wheel WHEEL [--spark-gib N]
 
 Both sides use the same knowledge base: BUNDLE is the bundle embedded in the wheel. The
 CLI's times are less its start-up (loading that bundle), measured on an empty log, so
 both sides are compared on scanning alone. Prints one line per figure, and the ratio.
+
+Where pyspark is installed, also runs examples/spark/scan_logs.py in local mode (one
+executor thread per core) over N GiB of logs (hard links to LOG, so no disk is used) and
+compares its throughput per core, timed by the script from the job's start (the session
+already up), with the CLI's on one thread.
 """
 
 import argparse
@@ -32,6 +37,7 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--wheel", required=True)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--spark-gib", type=float, default=1.0, help="input of the Spark figure (0: skip it)")
     a = ap.parse_args()
 
     # Import time: a fresh interpreter importing errata, minus one importing nothing.
@@ -84,6 +90,52 @@ def main():
     ratio = cli_n / py_scan
     print(f"scan()/CLI (same threads) = {ratio:.2f}x throughput  (target: within 10%, >= 0.90x  -> {'met' if ratio >= 0.90 else 'NOT met'})")
     print(f"wheel                    {os.path.getsize(a.wheel) / 2**20:8.1f} MiB  ({os.path.basename(a.wheel)})")
+    if a.spark_gib > 0:
+        spark(a, size, mib / cli_1, cores)
+
+
+def spark(a, size, cli_1_mib_s, cores):
+    """Spark's local mode on `--spark-gib` GiB against the CLI on one thread, per core."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("Spark per core          skipped (pyspark is not installed in this environment)")
+        return
+    import re
+    import shutil
+    import tempfile
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    script = os.path.join(here, "..", "..", "examples", "spark", "scan_logs.py")
+    work = tempfile.mkdtemp(prefix="errata-spark-bench-")
+    try:
+        logs = os.path.join(work, "logs")
+        os.mkdir(logs)
+        copies = max(1, round(a.spark_gib * 2**30 / size))
+        for k in range(copies):
+            os.link(a.log, os.path.join(logs, f"rank{k:03}.log"))
+        done = subprocess.run(
+            [sys.executable, script, logs, "--out", os.path.join(work, "matches.jsonl"), "--master", f"local[{cores}]"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        said = re.search(r"in ([\d.]+) s on (\d+) cores: ([\d.]+) MiB/s per core", done.stderr)
+        if done.returncode != 0 or not said:
+            tail = "\n".join(done.stderr.splitlines()[-5:])
+            print(f"Spark per core          FAILED (exit {done.returncode}):\n{tail}")
+            return
+        per_core = float(said.group(3))
+        ratio = per_core / cli_1_mib_s
+        print(
+            f"Spark local mode         {per_core:8.1f} MiB/s per core  ({copies * size / 2**30:.2f} GiB in {copies} files, "
+            f"{said.group(2)} cores, {said.group(1)} s once started)"
+        )
+        print(
+            f"Spark per core / CLI 1 thread = {ratio:.2f}x  (target: within 2x, >= 0.50x  -> {'met' if ratio >= 0.5 else 'NOT met'})"
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

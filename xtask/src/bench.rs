@@ -12,13 +12,15 @@
 //! 3. Site build: the full `errata build`, and the incremental rebuild after one entry
 //!    changes in `errata serve` (as a ratio to the full build).
 //! 4. The Python package (`bench_py`): import time, bundle load, `match()` latency,
-//!    `scan()` throughput against `errata match` on the same log, wheel size.
+//!    `scan()` throughput against `errata match` on the same log, wheel size, and Spark's
+//!    local mode per core against the CLI on one thread (1 GiB once started).
 //!
 //! Targets (2-core CI machine; the contract's Numbers): check of 10k+1k < 0.5 s, and
 //! linear to 50k entries (10k, 25k and 50k measured; µs per entry compared); full build of
 //! 10k+1k < 2 s; rebuild < 300 ms; `errata match` ≥ 1.5 GB/s end-to-end on a 512 MiB log
 //! with a 10k-entry bundle, bundle load < 100 ms; Python `scan` within 10% of the CLI at
-//! equal threads. Peak RSS is reported with each process figure. deadends.dev's own
+//! equal threads; Spark per core within 2x of the CLI on a 1 GiB input once started.
+//! Peak RSS is reported with each process figure. deadends.dev's own
 //! validator on its corpus is compared only where that corpus is present
 //! (`target/bench/deadends/`, e.g. from a fetched copy): not in CI.
 

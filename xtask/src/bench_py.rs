@@ -1,7 +1,8 @@
 //! `cargo xtask bench --only py`: the Python package's figures against the CLI, in the
 //! same run (`crates/errata-py/bench.py`): import time, bundle load, `match()` latency per
 //! message, `scan()` throughput against `errata match` on the same log and knowledge
-//! base, and the wheel's size.
+//! base, the wheel's size, and Spark's local mode (`examples/spark/scan_logs.py`) per
+//! core against the CLI on one thread, on 1 GiB of logs (`--quick`: 0.25 GiB).
 //!
 //! Builds the wheel (`py-wheel`) and a virtual environment with it in `target/bench/`,
 //! and a log of `--log-mb` MiB from the whole-job fixture log with noise between.
@@ -35,6 +36,22 @@ pub fn run(root: &Path, bin: &Path, log_mb: usize) -> Result<()> {
         status.success(),
         "pip install of the wheel failed ({status})"
     );
+    // The Spark figure needs pyspark (and a Java runtime), pinned where the Spark test
+    // pins them. Without a network or Java it is skipped, and says so; the rest still runs.
+    let spark = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(root.join(".ci/requirements-py-tests.txt"))
+        .status()?;
+    if !spark.success() {
+        println!("(pyspark could not be installed ({spark}): the Spark figure is skipped)");
+    }
 
     let log = root.join("target/bench/py.log");
     write_log(root, &log, log_mb)?;
@@ -49,6 +66,8 @@ pub fn run(root: &Path, bin: &Path, log_mb: usize) -> Result<()> {
         .arg(&log)
         .arg("--wheel")
         .arg(&wheel)
+        .arg("--spark-gib")
+        .arg(if log_mb < 256 { "0.25" } else { "1" })
         .current_dir(root)
         .status()?;
     ensure!(status.success(), "bench.py failed ({status})");
