@@ -47,6 +47,36 @@ def log_files(root):
     return sorted(out)
 
 
+def session(master):
+    """A local or cluster SparkSession set up for `scan` (Arrow on, no UI)."""
+    # Local mode: the workers run this interpreter (where errata is installed). On a
+    # cluster, PYSPARK_PYTHON names the executors' Python, which needs errata too.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    return (
+        SparkSession.builder.master(master)
+        .appName("errata-scan-logs")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+
+
+def scan(spark, files, partitions=0):
+    """Every match in `files`, sorted by path, line and id, and the job's seconds."""
+    cores = spark.sparkContext.defaultParallelism
+    partitions = partitions or min(len(files), 4 * cores)
+    paths = spark.createDataFrame([(f,) for f in files], "path string").repartition(partitions)
+    start = time.perf_counter()
+    # Sorted on the driver: orderBy would run the scan twice (once to sample the
+    # range partitioning), and the matches are few compared with the logs.
+    rows = sorted(
+        paths.mapInPandas(scan_batches, SCHEMA).collect(),
+        key=lambda r: (r.path, r.line, r.id),
+    )
+    return rows, time.perf_counter() - start
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("logs", help="a directory of log files (searched recursively)")
@@ -59,29 +89,10 @@ def main(argv=None):
     if not files:
         print(f"no files under {args.logs}", file=sys.stderr)
         return 2
-    # Local mode: the workers run this interpreter (where errata is installed). On a
-    # cluster, PYSPARK_PYTHON names the executors' Python, which needs errata too.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = (
-        SparkSession.builder.master(args.master)
-        .appName("errata-scan-logs")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
+    spark = session(args.master)
     try:
         cores = spark.sparkContext.defaultParallelism
-        partitions = args.partitions or min(len(files), 4 * cores)
-        paths = spark.createDataFrame([(f,) for f in files], "path string").repartition(partitions)
-        start = time.perf_counter()
-        # Sorted on the driver: orderBy would run the scan twice (once to sample the
-        # range partitioning), and the matches are few compared with the logs.
-        rows = sorted(
-            paths.mapInPandas(scan_batches, SCHEMA).collect(),
-            key=lambda r: (r.path, r.line, r.id),
-        )
-        seconds = time.perf_counter() - start
+        rows, seconds = scan(spark, files, args.partitions)
     finally:
         spark.stop()
     with open(args.out, "w", encoding="utf-8") as out:
