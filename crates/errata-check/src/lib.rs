@@ -28,6 +28,7 @@ mod context;
 pub mod migrate;
 mod regexes;
 pub mod rules;
+mod run_records;
 mod schema;
 mod text;
 

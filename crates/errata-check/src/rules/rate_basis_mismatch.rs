@@ -24,6 +24,7 @@ use errata_model::{Anchor, Basis, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
+use crate::run_records::{RunRecords, confirming_run};
 
 pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
@@ -165,7 +166,10 @@ fn unconfirmed_runs(cx: &Ctx<'_>, b: &Basis) -> Vec<(String, String)> {
             ));
             continue;
         };
-        if !confirmed_run(cx, file, line, &code) {
+        if !matches!(
+            confirming_run(cx, file, Some(line), &code),
+            RunRecords::Confirmed
+        ) {
             out.push((
                 pointer,
                 format!("`{file}:{line}` has no current run-tier record that confirmed its annotation (run it on a GPU with `cargo xtask snippets --pack`, then `--ingest`)"),
@@ -197,36 +201,6 @@ fn snippet_code(cx: &Ctx<'_>, file: &str, line: usize) -> Option<String> {
         .find(|e| relative(&e.path).as_deref() == Some(file))
         .and_then(|e| e.entry.as_ref()?.verify.as_ref())
         .map(|v| v.code.clone())
-}
-
-/// Whether `runs/<file without its extension>.json` holds a run-tier record of `code` at
-/// `file:line` whose outcome confirmed the snippet's annotation.
-fn confirmed_run(cx: &Ctx<'_>, file: &str, line: usize, code: &str) -> bool {
-    let Some(stem) = file.rsplit_once('.').map(|(stem, _)| stem) else {
-        return false;
-    };
-    let Ok(text) = std::fs::read_to_string(cx.kb.root.join("runs").join(format!("{stem}.json")))
-    else {
-        return false;
-    };
-    let Ok(records) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return false;
-    };
-    let hash = errata_load::sha256_hex(code.as_bytes());
-    records["records"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|r| {
-            r["file"] == file
-                && r["line"].as_u64() == Some(line as u64)
-                && r["sha256"] == hash.as_str()
-                && r["tier"] == "run"
-                && matches!(
-                    r["outcome"].as_str(),
-                    Some("pass" | "expected-error-observed")
-                )
-        })
 }
 
 #[cfg(test)]

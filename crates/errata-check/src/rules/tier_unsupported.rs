@@ -31,6 +31,7 @@ use errata_model::{Anchor, Diagnostic, Entry, wilson_interval};
 
 use super::diag;
 use crate::context::Ctx;
+use crate::run_records::{RunRecords, confirming_run};
 
 /// The highest `confidence` a tier supports.
 pub fn confidence_ceiling(tier: &str) -> f64 {
@@ -122,29 +123,16 @@ fn reproduced(cx: &Ctx<'_>, doc: &EntryInput<'_>, e: &Entry) -> Result<(), Strin
     };
     let rel = errata_load::data_relative(&doc.path, &cx.kb.root)
         .ok_or_else(|| "the entry is outside the data directory".to_string())?;
-    let runs = cx.kb.root.join("runs").join(&rel);
-    let text = std::fs::read_to_string(&runs).map_err(|_| {
-        format!(
+    match confirming_run(cx, &rel, None, &verify.code) {
+        RunRecords::Confirmed => Ok(()),
+        RunRecords::NoFile(runs) => Err(format!(
             "`reproduced` needs a run record of `verify`; there is no {}",
             runs.display()
-        )
-    })?;
-    let file: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|err| format!("{}: not a run-record file ({err})", runs.display()))?;
-    let hash = errata_load::sha256_hex(verify.code.as_bytes());
-    let passing = file["records"].as_array().into_iter().flatten().any(|r| {
-        r["file"] == rel.as_str()
-            && r["sha256"] == hash.as_str()
-            && r["tier"] == "run"
-            && matches!(
-                r["outcome"].as_str(),
-                Some("pass" | "expected-error-observed")
-            )
-    });
-    if passing {
-        Ok(())
-    } else {
-        Err("`reproduced` needs a current run-tier record of `verify` that passed; the records are for other code, another tier, or failed".into())
+        )),
+        RunRecords::Unreadable(runs, err) => {
+            Err(format!("{}: not a run-record file ({err})", runs.display()))
+        }
+        RunRecords::NotConfirmed => Err("`reproduced` needs a current run-tier record of `verify` that passed; the records are for other code, another tier, or failed".into()),
     }
 }
 
