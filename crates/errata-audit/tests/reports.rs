@@ -27,6 +27,11 @@ fn audit(file: &str) -> errata_audit::Report {
     errata_audit::audit(&text, &entries(), false)
 }
 
+/// The finding for entry `id`, if the audit made one.
+fn finding<'r>(r: &'r errata_audit::Report, id: &str) -> Option<&'r errata_audit::Finding> {
+    r.findings.iter().find(|f| f.id == id)
+}
+
 fn ids(r: &errata_audit::Report) -> Vec<&str> {
     r.findings.iter().map(|f| f.id.as_str()).collect()
 }
@@ -195,10 +200,7 @@ fn a_component_inside_a_known_bad_range_is_a_warning() {
 #[test]
 fn the_nccl_a_log_shows_loaded_is_checked_against_known_bad_ranges() {
     let severity = |r: &errata_audit::Report, id: &str| {
-        r.findings
-            .iter()
-            .find(|f| f.id == id)
-            .map(|f| (f.severity.clone(), f.because.get("nccl").cloned()))
+        finding(r, id).map(|f| (f.severity.clone(), f.because.get("nccl").cloned()))
     };
     let warned = |v: &str| Some(("warning".to_string(), Some(v.to_string())));
     // The issue's title: the range note, with the version, replaces the bare "the report
@@ -276,10 +278,7 @@ fn one_library_installed_as_two_wheels_is_found() {
         "collect_env_libraries_torch2121cu132_cu12_and_cu13_wheels.txt",
     ] {
         let r = audit(file);
-        let found = r
-            .findings
-            .iter()
-            .find(|f| f.id == "pytorch/nccl-undefined-symbol")
+        let found = finding(&r, "pytorch/nccl-undefined-symbol")
             .unwrap_or_else(|| panic!("{file}: {r:#?}"));
         assert_eq!(found.because["wheels_twice"], "nccl", "{file}");
         assert_eq!(found.severity, "warning");
@@ -320,10 +319,7 @@ fn a_cudnn_version_mismatch_a_report_shows_is_found() {
         "error_cudnn_incompatibility_cogat2.txt",
     ] {
         let r = audit(file);
-        let f = r
-            .findings
-            .iter()
-            .find(|f| f.id == "pytorch/cudnn-version-incompatibility")
+        let f = finding(&r, "pytorch/cudnn-version-incompatibility")
             .unwrap_or_else(|| panic!("{file}: {r:#?}"));
         assert!(
             f.because
@@ -340,11 +336,7 @@ fn an_error_the_report_itself_shows_is_a_finding() {
     // The user pasted PyTorch's error with their nvidia-smi header: the error is named
     // from the report's own line even though no torch version is given.
     let r = audit("error_driver_too_old_11040_nvidia_smi_470_86.txt");
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.id == "pytorch/driver-too-old")
-        .unwrap_or_else(|| panic!("{r:#?}"));
+    let f = finding(&r, "pytorch/driver-too-old").unwrap_or_else(|| panic!("{r:#?}"));
     assert!(
         f.because
             .get("report_line")
@@ -373,11 +365,7 @@ fn an_nccl_wheel_older_than_torchs_pin_is_found() {
         &entries(),
         false,
     );
-    let found = r
-        .findings
-        .iter()
-        .find(|f| f.id == "pytorch/nccl-undefined-symbol")
-        .unwrap_or_else(|| panic!("{r:#?}"));
+    let found = finding(&r, "pytorch/nccl-undefined-symbol").unwrap_or_else(|| panic!("{r:#?}"));
     assert_eq!(found.because["nccl_older_than_torch_pin"], "true");
     assert_eq!(found.severity, "warning");
     assert_eq!(r.facts["nccl_pinned_by_torch"], "nvidia-nccl-cu12==2.19.3");

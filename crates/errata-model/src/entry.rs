@@ -187,6 +187,15 @@ pub struct BasisItem {
     pub quote: String,
 }
 
+impl BasisItem {
+    /// A run's snippet as (data file, line), when `run` is a well-formed
+    /// `<data file>:<line>`.
+    pub fn run_snippet(&self) -> Option<(&str, usize)> {
+        let (file, line) = self.run.as_deref()?.rsplit_once(':')?;
+        Some((file, line.parse().ok()?)).filter(|(f, _)| !f.is_empty())
+    }
+}
+
 /// The words an estimated rate is shown with (never a percentage): `rate` is the
 /// editor's judgement of how often a dead end fails or a workaround works.
 /// Returns `(english, chinese)`.

@@ -363,9 +363,8 @@ impl<'a> Ctx<'a> {
         b.items
             .iter()
             .filter_map(|it| {
-                let snippet = it.run.clone()?;
-                let (file, line) = snippet.rsplit_once(':')?;
-                let record = self.runs.confirming_run_at(file, line.parse().ok()?)?;
+                let (file, line) = it.run_snippet()?;
+                let record = self.runs.confirming_run_at(file, line as u64)?;
                 // `articles/<domain>/<slug>[.zh].md` or `signatures/<domain>/<slug>.json`.
                 let page = if let Some(a) = file.strip_prefix("articles/") {
                     let id = a.strip_suffix(".md")?;
@@ -376,7 +375,7 @@ impl<'a> Ctx<'a> {
                 Some(RunView {
                     outcome: it.outcome.clone(),
                     href: Some(frame.href(&page)),
-                    snippet,
+                    snippet: format!("{file}:{line}"),
                     gpu: record.gpu_name.clone().unwrap_or_else(|| "GPU".into()),
                     cuda: record.cuda_version.clone().unwrap_or_else(|| "?".into()),
                     date: record.date.clone(),

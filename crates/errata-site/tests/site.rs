@@ -208,30 +208,24 @@ fn real_data_entry_pages_show_every_field() {
             .collect();
         assert_eq!(rates, expected, "{path}: success-rate bars");
         // Every counted report is listed under its rate, with the reporter's words.
-        let listed: usize = e
-            .dead_ends
-            .iter()
-            .map(|d| d.basis.as_ref())
-            .chain(e.workarounds.iter().map(|w| w.basis.as_ref()))
-            .flatten()
-            .filter(|b| b.kind == "reports")
-            .map(|b| b.items.len())
-            .sum();
+        let items_of = |kind: &str| -> usize {
+            e.dead_ends
+                .iter()
+                .map(|d| d.basis.as_ref())
+                .chain(e.workarounds.iter().map(|w| w.basis.as_ref()))
+                .flatten()
+                .filter(|b| b.kind == kind)
+                .map(|b| b.items.len())
+                .sum()
+        };
+        let listed = items_of("reports");
         assert_eq!(
             en.select(&sel("details.reports:not(.runs) li")).count(),
             listed,
             "{path}"
         );
         // And every counted run, linked to the page its snippet is on.
-        let runs: usize = e
-            .dead_ends
-            .iter()
-            .map(|d| d.basis.as_ref())
-            .chain(e.workarounds.iter().map(|w| w.basis.as_ref()))
-            .flatten()
-            .filter(|b| b.kind == "runs")
-            .map(|b| b.items.len())
-            .sum();
+        let runs = items_of("runs");
         assert_eq!(
             en.select(&sel("details.runs li a[href]")).count(),
             runs,

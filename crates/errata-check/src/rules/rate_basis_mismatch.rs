@@ -130,11 +130,8 @@ fn problems(b: &Basis, rate: f64, key: &str, side: &str) -> Vec<(String, String)
                 ));
             }
         } else {
-            let run = it.run.as_deref().unwrap_or("");
-            let well_formed = run
-                .rsplit_once(':')
-                .is_some_and(|(f, l)| !f.is_empty() && l.parse::<usize>().is_ok());
-            if !well_formed {
+            if it.run_snippet().is_none() {
+                let run = it.run.as_deref().unwrap_or("");
                 out.push((
                     format!("{here}/run"),
                     format!("`{run}` is not `<data file>:<line>` of a snippet"),
@@ -150,12 +147,7 @@ fn problems(b: &Basis, rate: f64, key: &str, side: &str) -> Vec<(String, String)
 fn unconfirmed_runs(cx: &Ctx<'_>, b: &Basis) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (j, it) in b.items.iter().enumerate() {
-        let Some((file, line)) = it
-            .run
-            .as_deref()
-            .and_then(|r| r.rsplit_once(':'))
-            .and_then(|(f, l)| Some((f, l.parse::<usize>().ok()?)))
-        else {
+        let Some((file, line)) = it.run_snippet() else {
             continue;
         };
         let pointer = format!("/basis/items/{j}/run");
@@ -349,5 +341,15 @@ mod tests {
         let d = with(Some(record(line, &hash, "pass")), &elsewhere);
         assert_eq!(d.len(), 1, "{d:#?}");
         assert!(d[0].message.contains("is not a snippet"), "{d:#?}");
+        // A run that is not `<data file>:<line>` is reported once, as malformed.
+        for malformed in ["articles/cuda/b.md", ":8", "articles/cuda/b.md:x"] {
+            let bad = entry.replace(&format!("articles/cuda/b.md:{line}"), malformed);
+            let d = with(Some(record(line, &hash, "pass")), &bad);
+            assert_eq!(d.len(), 1, "{malformed}: {d:#?}");
+            assert!(
+                d[0].message.contains("is not `<data file>:<line>`"),
+                "{malformed}: {d:#?}"
+            );
+        }
     }
 }
