@@ -113,7 +113,7 @@ pub(crate) fn in_release(command: &str, args: &[String]) -> Result<bool> {
     if !cfg!(debug_assertions) {
         return Ok(false);
     }
-    let status = Command::new(env!("CARGO"))
+    let status = crate::cargo()
         .args(["run", "--release", "--quiet", "-p", "xtask", "--", command])
         .args(args)
         .current_dir(repo_root())
@@ -127,7 +127,7 @@ pub(crate) fn in_release(command: &str, args: &[String]) -> Result<bool> {
 
 /// Builds the release `errata` binary the benchmarks time.
 pub(crate) fn build_release(root: &Path) -> Result<PathBuf> {
-    let status = Command::new(env!("CARGO"))
+    let status = crate::cargo()
         .args(["build", "--release", "--quiet", "-p", "errata"])
         .current_dir(root)
         .status()

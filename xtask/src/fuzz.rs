@@ -122,7 +122,7 @@ fn build(root: &Path) -> Result<PathBuf> {
     let host = host_triple()?;
     let target_dir = root.join("target/fuzz");
     let started = Instant::now();
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let status = crate::cargo()
         .current_dir(root.join("fuzz"))
         .args([
             "build",

@@ -161,3 +161,33 @@ pub fn repo_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }
+
+/// `cargo`, run by this `cargo xtask` process, without the variables `cargo run` set for
+/// xtask itself (see [`without_cargo_run_env`]).
+pub fn cargo() -> std::process::Command {
+    let mut cmd =
+        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    without_cargo_run_env(&mut cmd);
+    cmd
+}
+
+/// Removes from `cmd`'s environment what `cargo run` set for xtask (`CARGO_MANIFEST_DIR`,
+/// `CARGO_PKG_*`, …). A build started from here would otherwise not be the build the
+/// shell starts: build scripts that watch one of these variables (ring's watches
+/// `CARGO_MANIFEST_DIR`) see another value, run again, and every crate above them is
+/// rebuilt, then rebuilt once more by the next build from the shell. In CI that was the
+/// release build of ring, rustls, reqwest, errata-links and errata twice (110 s).
+pub fn without_cargo_run_env(cmd: &mut std::process::Command) {
+    const EXACT: &[&str] = &[
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+    ];
+    const PREFIXES: &[&str] = &["CARGO_MANIFEST_", "CARGO_PKG_"];
+    for (key, _) in std::env::vars_os() {
+        let Some(name) = key.to_str() else { continue };
+        if EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p)) {
+            cmd.env_remove(&key);
+        }
+    }
+}

@@ -47,7 +47,9 @@ pub fn run(args: &[String]) -> Result<()> {
 
     // `PYTHON` names the interpreter where it is not `python3` (Windows: `python`).
     let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-    let status = Command::new(&python)
+    let mut maturin = Command::new(&python);
+    crate::without_cargo_run_env(&mut maturin);
+    let status = maturin
         .args(["-m", "maturin", "build", "--release", "--out"])
         .arg(&out)
         .arg("--manifest-path")
@@ -116,7 +118,7 @@ fn copy_licences(root: &Path, dest: &Path) -> Result<()> {
 /// The bundle of `data/`, alone, in `dest` (emptied first).
 fn write_bundle(root: &Path, dest: &Path) -> Result<()> {
     let scratch = tempfile::tempdir().context("cannot create a temporary directory")?;
-    let status = Command::new(env!("CARGO"))
+    let status = crate::cargo()
         .args([
             "run",
             "--quiet",
