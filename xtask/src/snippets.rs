@@ -99,11 +99,11 @@ fn parse(args: &[String]) -> Result<Args> {
 
 /// `--print-allow`: the allow-list of every program under the paths the run tier could
 /// take. A reader that stops early (`| head`) is not an error.
-fn print_allow(groups: &[(PathBuf, Vec<Snippet>)]) -> Result<()> {
+fn print_allow(groups: &[Group]) -> Result<()> {
     use std::io::Write;
     let mut out = String::new();
-    for (_, snippets) in groups {
-        for line in errata_snippets::trust::allow_lines(snippets) {
+    for group in groups {
+        for line in errata_snippets::trust::allow_lines(&group.snippets) {
             out.push_str(&line);
             out.push('\n');
         }
@@ -137,9 +137,19 @@ fn data_root(path: &Path) -> Option<PathBuf> {
     None
 }
 
+/// The snippets of one data directory that the given paths select.
+struct Group {
+    root: PathBuf,
+    /// The selected snippets: what this run verifies, packs or ingests.
+    snippets: Vec<Snippet>,
+    /// Every snippet of the data directory: whether a run record is stale is judged
+    /// against these, so that a record of a file the paths left out is not called stale.
+    every: Vec<Snippet>,
+}
+
 /// Loads the snippets under the given paths, grouped by data directory.
-fn load(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<Snippet>)>> {
-    let mut out: Vec<(PathBuf, Vec<Snippet>)> = Vec::new();
+fn load(paths: &[PathBuf]) -> Result<Vec<Group>> {
+    let mut out: Vec<Group> = Vec::new();
     for path in paths {
         let root = data_root(path).with_context(|| {
             format!(
@@ -147,22 +157,33 @@ fn load(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<Snippet>)>> {
                 path.display()
             )
         })?;
-        let kb = errata_load::KnowledgeBase::load(&root).map_err(|e| anyhow::anyhow!("{e}"))?;
         let want = path
             .canonicalize()
             .with_context(|| path.display().to_string())?;
-        let snippets: Vec<Snippet> = extract(&kb)
-            .into_iter()
+        let group = match out.iter().position(|g| g.root == root) {
+            Some(i) => &mut out[i],
+            None => {
+                let kb =
+                    errata_load::KnowledgeBase::load(&root).map_err(|e| anyhow::anyhow!("{e}"))?;
+                out.push(Group {
+                    root,
+                    snippets: Vec::new(),
+                    every: extract(&kb),
+                });
+                out.last_mut().context("a group was just added")?
+            }
+        };
+        let selected: Vec<Snippet> = group
+            .every
+            .iter()
             .filter(|s| {
                 Path::new(&s.file)
                     .canonicalize()
                     .is_ok_and(|f| f.starts_with(&want))
             })
+            .cloned()
             .collect();
-        match out.iter_mut().find(|(r, _)| *r == root) {
-            Some((_, list)) => list.extend(snippets),
-            None => out.push((root, snippets)),
-        }
+        group.snippets.extend(selected);
     }
     Ok(out)
 }
@@ -225,7 +246,7 @@ pub fn run(args: &[String]) -> Result<()> {
             );
         }
         let mut all = Vec::new();
-        for (root, snippets) in &groups {
+        for Group { root, snippets, .. } in &groups {
             let current: Vec<(String, usize, String)> = programs(snippets)
                 .iter()
                 .map(|p| {
@@ -275,7 +296,12 @@ pub fn run(args: &[String]) -> Result<()> {
         },
     };
     let mut all = Vec::new();
-    for (root, snippets) in &groups {
+    for Group {
+        root,
+        snippets,
+        every,
+    } in &groups
+    {
         let opts = Options::new(tier, cache.clone())
             .with_progress(!args.json)
             .with_allow_no_gpu(args.allow_no_gpu)
@@ -283,7 +309,7 @@ pub fn run(args: &[String]) -> Result<()> {
             .with_pack_sanitizer(args.pack_sanitizer)
             .with_trust(args.trust.clone());
         let v = errata_snippets::verify(snippets, &opts);
-        let (existing, errors) = record::load_all(root, snippets);
+        let (existing, errors) = record::load_all(root, every);
         for e in errors {
             eprintln!("warning: unreadable run records: {e}");
         }
