@@ -52,6 +52,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use errata_model::snippet::{Expect, Lang};
+use rayon::prelude::*;
 
 pub use extract::{Origin, Program, Snippet, extract, programs};
 pub use outcome::{Outcome, Tier, Verdict};
@@ -265,43 +266,58 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
         }
     } else if !cuda.is_empty() {
         let tc = toolchain::Toolchain::ensure(&opts.cache_dir);
-        let mut bar = report::Progress::new(cuda.len(), opts.progress);
-        for &i in &cuda {
-            let head = &snippets[progs[i].parts[0]];
-            bar.step(&format!("nvcc {}:{}", head.file, head.line));
-            let sub = work.as_ref().map_err(|e| e.to_string()).and_then(|w| {
-                let d = w.path().join(i.to_string());
-                std::fs::create_dir_all(&d)
-                    .map(|_| d)
-                    .map_err(|e| e.to_string())
-            });
-            state[i] = Some(match (&tc, sub) {
-                (Err(e), _) => State {
-                    tier: Tier::Compile,
-                    outcome: Outcome::InfraError,
-                    detail: format!("no CUDA toolchain: {e}"),
-                    binary: None,
-                },
-                (_, Err(e)) => State {
-                    tier: Tier::Compile,
-                    outcome: Outcome::InfraError,
-                    detail: format!("no CUDA toolchain: {e}"),
-                    binary: None,
-                },
-                (Ok(tc), Ok(dir)) => {
-                    nvcc_version = Some(tc.nvcc_version.clone());
-                    runtime_dir = Some(tc.root.join("lib"));
-                    let c = compile::compile(&progs[i], snippets, tc, &dir, opts.tool_limits);
-                    State {
+        if let Ok(tc) = &tc {
+            nvcc_version = Some(tc.nvcc_version.clone());
+            runtime_dir = Some(tc.root.join("lib"));
+        }
+        // One nvcc per core at a time: each is a chain of single-threaded tools (cicc,
+        // ptxas, the host compiler), so on two cores the tier takes half as long. Results
+        // keep the programs' order; the bar counts programs as they start.
+        let bar = std::sync::Mutex::new(report::Progress::new(cuda.len(), opts.progress));
+        let compiled: Vec<State> = cuda
+            .par_iter()
+            .map(|&i| {
+                let head = &snippets[progs[i].parts[0]];
+                if let Ok(mut bar) = bar.lock() {
+                    bar.step(&format!("nvcc {}:{}", head.file, head.line));
+                }
+                let sub = work.as_ref().map_err(|e| e.to_string()).and_then(|w| {
+                    let d = w.path().join(i.to_string());
+                    std::fs::create_dir_all(&d)
+                        .map(|_| d)
+                        .map_err(|e| e.to_string())
+                });
+                match (&tc, sub) {
+                    (Err(e), _) => State {
                         tier: Tier::Compile,
-                        outcome: c.outcome,
-                        detail: c.detail,
-                        binary: c.binary,
+                        outcome: Outcome::InfraError,
+                        detail: format!("no CUDA toolchain: {e}"),
+                        binary: None,
+                    },
+                    (_, Err(e)) => State {
+                        tier: Tier::Compile,
+                        outcome: Outcome::InfraError,
+                        detail: format!("no CUDA toolchain: {e}"),
+                        binary: None,
+                    },
+                    (Ok(tc), Ok(dir)) => {
+                        let c = compile::compile(&progs[i], snippets, tc, &dir, opts.tool_limits);
+                        State {
+                            tier: Tier::Compile,
+                            outcome: c.outcome,
+                            detail: c.detail,
+                            binary: c.binary,
+                        }
                     }
                 }
-            });
+            })
+            .collect();
+        for (&i, c) in cuda.iter().zip(compiled) {
+            state[i] = Some(c);
         }
-        bar.finish();
+        if let Ok(bar) = bar.lock() {
+            bar.finish();
+        }
     }
     // Python and shell that passed static checks end here below the run tier.
     for (i, p) in progs.iter().enumerate() {
