@@ -87,23 +87,53 @@ pub fn run(args: &[String]) -> Result<()> {
 
     let root = repo_root();
     let bin_dir = build(&root)?;
-    let mut failed = Vec::new();
-    for name in names {
-        let max_len = TARGETS
+    let max_len = |name: &str| {
+        TARGETS
             .iter()
             .find(|(t, _)| *t == name)
-            .map_or(4096, |(_, n)| *n);
-        // `--time 0 --merge`: merge what the last run found, without fuzzing again
-        // (libFuzzer itself reads a total time of 0 as "forever").
-        if seconds > 0 {
-            let outcome = fuzz_one(&root, &bin_dir, name, max_len, seconds)?;
-            println!("{}", outcome.summary(name));
-            if outcome.crashes > 0 || !outcome.ok {
-                failed.push(name);
-                continue;
+            .map_or(4096, |(_, n)| *n)
+    };
+    // The targets fuzz side by side, one per core (libFuzzer's own process is one
+    // thread): on CI's two cores the smoke run takes half as long. Summaries are printed
+    // in the targets' order. `--time 0 --merge` merges what the last run found without
+    // fuzzing again (libFuzzer itself reads a total time of 0 as "forever").
+    let outcomes: Vec<(&str, Outcome)> = if seconds > 0 {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut done = Vec::new();
+        for batch in names.chunks(cores) {
+            let runs: Vec<Result<Outcome>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = batch
+                    .iter()
+                    .map(|&name| {
+                        let (root, bin_dir) = (&root, &bin_dir);
+                        scope.spawn(move || fuzz_one(root, bin_dir, name, max_len(name), seconds))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err(anyhow::anyhow!("a fuzzing thread panicked")))
+                    })
+                    .collect()
+            });
+            for (&name, run) in batch.iter().zip(runs) {
+                done.push((name, run?));
             }
         }
-        if merge {
+        done
+    } else {
+        Vec::new()
+    };
+    let mut failed = Vec::new();
+    for (name, outcome) in &outcomes {
+        println!("{}", outcome.summary(name));
+        if outcome.crashes > 0 || !outcome.ok {
+            failed.push(*name);
+        }
+    }
+    if merge {
+        for name in names.iter().filter(|n| !failed.contains(n)) {
             let (before, after) = merge_corpus(&root, &bin_dir, name)?;
             println!("{name}: corpus merged: {before} -> {after} inputs");
         }
