@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use errata_snippets::{
-    AllowList, Options, Snippet, Tier, Trust, Verdict, extract, pack, programs, record, report,
+    AllowList, Options, Snippet, Tier, Trust, Verdict, extract, pack, record, report,
 };
 
 struct Args {
@@ -247,13 +247,7 @@ pub fn run(args: &[String]) -> Result<()> {
         }
         let mut all = Vec::new();
         for Group { root, snippets, .. } in &groups {
-            let current: Vec<(String, usize, String)> = programs(snippets)
-                .iter()
-                .map(|p| {
-                    let h = &snippets[p.parts[0]];
-                    (h.data_file.clone(), h.line, p.sha256.clone())
-                })
-                .collect();
+            let current = record::current(snippets);
             let (verdicts, records) =
                 pack::ingest(&manifest, &results, &current).map_err(anyhow::Error::msg)?;
             write_records(root, &records)?;

@@ -287,20 +287,18 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
                         .map(|_| d)
                         .map_err(|e| e.to_string())
                 });
-                match (&tc, sub) {
-                    (Err(e), _) => State {
+                let ready = match &tc {
+                    Ok(tc) => sub.map(|dir| (tc, dir)),
+                    Err(e) => Err(e.clone()),
+                };
+                match ready {
+                    Err(e) => State {
                         tier: Tier::Compile,
                         outcome: Outcome::InfraError,
                         detail: format!("no CUDA toolchain: {e}"),
                         binary: None,
                     },
-                    (_, Err(e)) => State {
-                        tier: Tier::Compile,
-                        outcome: Outcome::InfraError,
-                        detail: format!("no CUDA toolchain: {e}"),
-                        binary: None,
-                    },
-                    (Ok(tc), Ok(dir)) => {
+                    Ok((tc, dir)) => {
                         let c = compile::compile(&progs[i], snippets, tc, &dir, opts.tool_limits);
                         State {
                             tier: Tier::Compile,
@@ -402,13 +400,7 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
             }
             Ok((dir, m)) => {
                 if opts.tier == Tier::Run {
-                    let current: Vec<(String, usize, String)> = progs
-                        .iter()
-                        .map(|p| {
-                            let h = &snippets[p.parts[0]];
-                            (h.data_file.clone(), h.line, p.sha256.clone())
-                        })
-                        .collect();
+                    let current = record::current_of(&progs, snippets);
                     let ran = pack::run_local(&dir, opts.allow_no_gpu, &opts.trust)
                         .and_then(|r| pack::ingest(&m, &r, &current));
                     match ran {

@@ -158,19 +158,33 @@ pub fn freshness(record: &RunRecord, snippets: &[(String, usize, String)]) -> Fr
     }
 }
 
+/// Each program of `snippets` as a record names it: its data file, the line of its first
+/// block and the sha256 of its code (what [`freshness`] and [`crate::pack::ingest`] compare).
+pub fn current(snippets: &[crate::Snippet]) -> Vec<(String, usize, String)> {
+    current_of(&crate::programs(snippets), snippets)
+}
+
+/// [`current`] of programs already grouped from `snippets`.
+pub(crate) fn current_of(
+    programs: &[crate::Program],
+    snippets: &[crate::Snippet],
+) -> Vec<(String, usize, String)> {
+    programs
+        .iter()
+        .map(|p| {
+            let h = &snippets[p.parts[0]];
+            (h.data_file.clone(), h.line, p.sha256.clone())
+        })
+        .collect()
+}
+
 /// Every record under `<data>/runs/` with its freshness against `snippets` (the current
 /// extraction of the same data directory). Unreadable files are returned as errors.
 pub fn load_all(
     data_dir: &Path,
     snippets: &[crate::Snippet],
 ) -> (Vec<(RunRecord, Freshness)>, Vec<String>) {
-    let current: Vec<(String, usize, String)> = crate::programs(snippets)
-        .iter()
-        .map(|p| {
-            let h = &snippets[p.parts[0]];
-            (h.data_file.clone(), h.line, p.sha256.clone())
-        })
-        .collect();
+    let current = current(snippets);
     let mut out = Vec::new();
     let mut errors = Vec::new();
     let mut stack = vec![data_dir.join("runs")];

@@ -1168,13 +1168,7 @@ mod travel {
     }
 
     fn current(snippets: &[Snippet]) -> Vec<(String, usize, String)> {
-        errata_snippets::programs(snippets)
-            .iter()
-            .map(|p| {
-                let h = &snippets[p.parts[0]];
-                (h.data_file.clone(), h.line, p.sha256.clone())
-            })
-            .collect()
+        errata_snippets::record::current(snippets)
     }
 
     /// The CPU dry run of the command a GPU session runs: on a machine without a GPU
