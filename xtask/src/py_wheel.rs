@@ -9,8 +9,10 @@
 //!    command runs it, so `pipx install errata` gives the CLI too.
 //!    The code's licence files and the data licence go into `python/errata/licences/`.
 //! 3. `python3 -m maturin build --release` builds the wheel into `DIR` (default
-//!    `target/wheels`), with its own target directory `target/py` (the extension module
-//!    is outside the workspace: it links against no libpython).
+//!    `target/wheels`). The extension module is outside the workspace (it links against
+//!    no libpython), but it is built in the workspace's target directory, right after
+//!    the binary: with the same versions, features and profile (crates/errata-py's
+//!    Cargo.toml), the crates both use are compiled once.
 //!
 //! maturin comes from PyPI (`python3 -m pip install maturin`); `.ci/run` installs it.
 //! `PYTHON` names another interpreter (`.github/workflows/release.yml` on Windows).
@@ -54,7 +56,7 @@ pub fn run(args: &[String]) -> Result<()> {
         .arg(&out)
         .arg("--manifest-path")
         .arg(package.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", root.join("target/py"))
+        .env("CARGO_TARGET_DIR", target_dir(&root))
         .status()
         .context("cannot run `python3 -m maturin` (python3 -m pip install maturin)")?;
     ensure!(status.success(), "maturin build failed ({status})");
@@ -70,7 +72,7 @@ fn copy_binary(root: &Path, dest: &Path) -> Result<()> {
     } else {
         "errata"
     };
-    let built = root.join("target/release").join(name);
+    let built = target_dir(root).join("release").join(name);
     ensure!(built.is_file(), "{} is missing", built.display());
     if dest.exists() {
         std::fs::remove_dir_all(dest)
@@ -94,6 +96,11 @@ fn copy_binary(root: &Path, dest: &Path) -> Result<()> {
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))?;
     }
     Ok(())
+}
+
+/// Where cargo builds the workspace: `CARGO_TARGET_DIR` when set, else `target/`.
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
 /// The code's licences and the knowledge base's (`data/LICENSE`, CC BY 4.0) into `dest`

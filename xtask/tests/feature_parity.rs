@@ -72,3 +72,64 @@ fn feature_parity_with_the_workspace() {
         drift.join("\n")
     );
 }
+
+/// The package's name in a `cargo tree` line ("serde v1.0.229" → "serde").
+fn name(package: &str) -> &str {
+    package.split(" v").next().unwrap_or(package)
+}
+
+/// `cargo xtask py-wheel` builds the release `errata` binary, then the Python extension
+/// (a workspace of its own, crates/errata-py) in the same target directory. A crate both
+/// use is compiled once only where both chose the same version and features: this fails
+/// when crates/errata-py's Cargo.lock or its parity section drifts from the binary's.
+#[test]
+fn python_extension_shares_the_release_build() {
+    let manifest = "../crates/errata-py/Cargo.toml";
+    // What the compiled code links (proc macros and their own dependencies are resolved
+    // apart, and `cargo tree` would merge the two sides).
+    let binary = features(&["-p", "errata", "-e", "normal,no-proc-macro"]);
+    let extension = features(&["--manifest-path", manifest, "-e", "normal,no-proc-macro"]);
+    assert!(
+        extension.len() > 30,
+        "only {} packages under errata-py",
+        extension.len()
+    );
+    let mut drift = Vec::new();
+    for (package, own) in &extension {
+        let same_name: Vec<&String> = binary.keys().filter(|p| name(p) == name(package)).collect();
+        if same_name.is_empty() {
+            continue; // pyo3 and what only it uses
+        }
+        match binary.get(package) {
+            None => drift.push(format!(
+                "{package}: the binary builds {same_name:?} (errata-py's Cargo.lock differs from \
+                 the workspace's: copy the workspace's Cargo.lock over it and run `cargo tree \
+                 --manifest-path crates/errata-py/Cargo.toml`)"
+            )),
+            Some(theirs) if theirs != own => drift.push(format!(
+                "{package}: the binary adds {:?}, the extension adds {:?}",
+                theirs.difference(own).collect::<Vec<_>>(),
+                own.difference(theirs).collect::<Vec<_>>()
+            )),
+            Some(_) => {}
+        }
+    }
+    // The other side: every derive of both builds goes through syn 3.
+    let syn = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["-e", "normal,build", "-i", "syn@3", "--depth", "0"]);
+        features(&all)
+    };
+    let (binary_syn, extension_syn) = (syn(&["-p", "errata"]), syn(&["--manifest-path", manifest]));
+    if binary_syn != extension_syn {
+        drift.push(format!(
+            "syn: the binary builds {binary_syn:?}, the extension {extension_syn:?}"
+        ));
+    }
+    assert!(
+        drift.is_empty(),
+        "the Python extension is built with other versions or features than the release \
+         binary; align crates/errata-py (Cargo.lock, the parity section of Cargo.toml):\n{}",
+        drift.join("\n")
+    );
+}
