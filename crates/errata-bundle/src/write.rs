@@ -236,19 +236,21 @@ fn collect<'a>(
             }
         })
         .collect::<Result<_, _>>()?;
-    let total: usize = json.iter().map(|j| j.len() + 1).sum();
-    let mut array = Vec::with_capacity(total + 2);
+    // `entries.json` is one array with one entry per line ("[", the entries, each but the
+    // last followed by a comma, then "]", each on a line of its own): a reader finds the entries by their newlines (compact
+    // JSON has none inside a value) and types them on every core, rather than scanning
+    // the whole array once more to split it (`errata_consumer::parse_entries`).
+    let total: usize = json.iter().map(|j| j.len() + 2).sum();
+    let mut array = Vec::with_capacity(total + 4);
     let mut lines = Vec::with_capacity(total);
     array.push(b'[');
     for (i, j) in json.iter().enumerate() {
-        if i > 0 {
-            array.push(b',');
-        }
+        array.extend_from_slice(if i > 0 { b",\n" } else { b"\n" });
         array.extend_from_slice(j.as_bytes());
         lines.extend_from_slice(j.as_bytes());
         lines.push(b'\n');
     }
-    array.extend_from_slice(b"]\n");
+    array.extend_from_slice(if json.is_empty() { b"]\n" } else { b"\n]\n" });
     members.insert(errata_consumer::ENTRIES.into(), array);
     members.insert("entries.jsonl".into(), lines);
     // What the matcher learns from each regex, so that readers need not parse them.

@@ -209,6 +209,30 @@ fn round_trip_through_the_consumer() {
     assert!(verify(&path).is_ok(), "{:?}", verify(&path).problems);
 }
 
+/// `entries.json` is the array of `entries.jsonl`'s lines, one per line, which is the
+/// layout the consumer's reader splits by newline instead of parsing the array twice.
+#[test]
+fn entries_json_holds_one_entry_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = make_kb(dir.path(), &base_entries());
+    let path = build(&data, &dir.path().join("dist/bundle"));
+    let all = members(&path);
+    let member = |name: &str| {
+        let (_, bytes) = all.iter().find(|(n, _)| n == name).unwrap();
+        String::from_utf8(bytes.clone()).unwrap()
+    };
+    let (array, lines) = (member("entries.json"), member("entries.jsonl"));
+    let lines: Vec<&str> = lines.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(array, format!("[\n{}\n]\n", lines.join(",\n")));
+    let parsed: Vec<Value> = serde_json::from_str(&array).unwrap();
+    let each: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(parsed, each);
+}
+
 #[test]
 fn two_builds_are_byte_identical() {
     let dir = tempfile::tempdir().unwrap();

@@ -214,21 +214,69 @@ pub fn parse_entries(bytes: &[u8]) -> Result<Vec<Entry>, Error> {
 
 /// [`parse_entries`] of bytes it may keep: every entry's JSON text is a span of them.
 pub(crate) fn parse_entries_owned(bytes: Vec<u8>, check_texts: bool) -> Result<Vec<Entry>, Error> {
-    let text = String::from_utf8(bytes)
+    let text = std::sync::Arc::new(
+        String::from_utf8(bytes)
+            .map_err(|e| Error::Entries(format!("not a JSON array of entries: {e}")))?,
+    );
+    // A bundle that errata wrote holds one entry per line: the lines are the entries,
+    // found without reading the JSON twice. Any other layout, and any line that is not
+    // an entry, takes the general way, which also words every error.
+    if let Some(spans) = line_spans(&text)
+        && let Ok(entries) = type_entries(&text, &spans, check_texts)
+    {
+        return Ok(entries);
+    }
+    let spans = element_spans(&text)?;
+    type_entries(&text, &spans, check_texts)
+}
+
+/// The entries of an `entries.json` laid out as errata writes it: `[`, one entry per
+/// line (each but the last followed by a comma), `]`, each on a line of its own. `None`
+/// for any other layout.
+///
+/// Each span holds one line's text; that it is one JSON value is for the typing to
+/// find (`serde_json` refuses any text after the value). When every line is one, the
+/// file is exactly the array of those values.
+fn line_spans(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let body = text.strip_prefix("[\n")?.strip_suffix("\n]\n")?;
+    let offset = 2;
+    let ends = memchr::memchr_iter(b'\n', body.as_bytes()).chain(std::iter::once(body.len()));
+    let mut spans = Vec::new();
+    let mut start = 0;
+    let mut ends = ends.peekable();
+    while let Some(end) = ends.next() {
+        let line = &body[start..end];
+        let value = if ends.peek().is_some() {
+            line.strip_suffix(',')?
+        } else {
+            line
+        };
+        spans.push(offset + start..offset + start + value.len());
+        start = end + 1;
+    }
+    Some(spans)
+}
+
+/// The elements of a JSON array of any layout, each as the span of its text.
+fn element_spans(text: &str) -> Result<Vec<std::ops::Range<usize>>, Error> {
+    let values: Vec<&serde_json::value::RawValue> = serde_json::from_str(text)
         .map_err(|e| Error::Entries(format!("not a JSON array of entries: {e}")))?;
-    let spans: Vec<std::ops::Range<usize>> = {
-        let values: Vec<&serde_json::value::RawValue> = serde_json::from_str(&text)
-            .map_err(|e| Error::Entries(format!("not a JSON array of entries: {e}")))?;
-        // Each element borrows from `text`: its position is the offset of its slice.
-        values
-            .iter()
-            .map(|v| {
-                let start = v.get().as_ptr() as usize - text.as_ptr() as usize;
-                start..start + v.get().len()
-            })
-            .collect()
-    };
-    let text = std::sync::Arc::new(text);
+    // Each element borrows from `text`: its position is the offset of its slice.
+    Ok(values
+        .iter()
+        .map(|v| {
+            let start = v.get().as_ptr() as usize - text.as_ptr() as usize;
+            start..start + v.get().len()
+        })
+        .collect())
+}
+
+/// Types the entry at each span of `text`, on every core.
+fn type_entries(
+    text: &std::sync::Arc<String>,
+    spans: &[std::ops::Range<usize>],
+    check_texts: bool,
+) -> Result<Vec<Entry>, Error> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = spans.len().div_ceil(threads).max(256);
     let typed = |start: usize, part: &[std::ops::Range<usize>]| {
@@ -247,7 +295,7 @@ pub(crate) fn parse_entries_owned(bytes: Vec<u8>, check_texts: bool) -> Result<V
         Ok::<_, Error>(out)
     };
     if spans.len() <= chunk {
-        return typed(0, &spans);
+        return typed(0, spans);
     }
     std::thread::scope(|scope| {
         let workers: Vec<_> = spans
@@ -271,6 +319,44 @@ mod tests {
     use super::*;
 
     const ENTRY: &str = r#"{"id":"cuda/x","signature":"boom","regex":"boom","root_cause":"why","dead_ends":[{"action":"retry","why_fails":"no","fail_rate":0.5}],"workarounds":[{"action":"fix","how":"so","success_rate":0.9}]}"#;
+
+    /// The layout errata writes (one entry per line) and any other read as the same
+    /// entries; a line that is not one entry, or a bad entry, takes the general way and
+    /// is worded as it would be in a compact array.
+    #[test]
+    fn entries_read_alike_whatever_the_layout() {
+        let other = ENTRY.replace("cuda/x", "cuda/y").replace("boom", "bang");
+        let compact = format!("[{ENTRY},{other}]");
+        let lined = format!("[\n{ENTRY},\n{other}\n]\n");
+        let pretty = serde_json::to_string_pretty(
+            &serde_json::from_str::<serde_json::Value>(&compact).expect("json"),
+        )
+        .expect("pretty")
+            + "\n";
+        let two_on_a_line = format!("[\n{ENTRY},{other}\n]\n");
+        let expected = parse_entries(compact.as_bytes()).expect("compact");
+        assert_eq!(expected.len(), 2);
+        assert!(line_spans(&compact).is_none());
+        let spans = line_spans(&lined).expect("errata's layout");
+        let by_lines = type_entries(&std::sync::Arc::new(lined.clone()), &spans, true);
+        assert_eq!(by_lines.expect("each line is an entry"), expected);
+        for text in [&lined, &pretty, &two_on_a_line] {
+            let got = parse_entries(text.as_bytes()).expect(text);
+            let ids: Vec<&str> = got.iter().map(|e| e.id.as_str()).collect();
+            assert_eq!(ids, ["cuda/x", "cuda/y"], "{text}");
+            assert_eq!(got[1].regex, "bang");
+        }
+        assert_eq!(parse_entries(lined.as_bytes()).expect("lined"), expected);
+
+        let bad = other.replace(r#""root_cause":"why""#, r#""root_cause":7"#);
+        let words = |text: String| parse_entries(text.as_bytes()).expect_err("bad").to_string();
+        let compact_error = words(format!("[{ENTRY},{bad}]"));
+        assert!(compact_error.contains("entry #1"), "{compact_error}");
+        assert_eq!(words(format!("[\n{ENTRY},\n{bad}\n]\n")), compact_error);
+        // Not an array of entries at all, though laid out in lines.
+        let half = words(format!("[\n{ENTRY},\n{{\"id\":\n]\n"));
+        assert!(half.contains("not a JSON array of entries"), "{half}");
+    }
 
     /// Matching types an entry's advice when first asked for; a full read (and
     /// `parse_entries`) checks it up front, so a malformed one is an error there.
