@@ -114,18 +114,32 @@ fn python_extension_shares_the_release_build() {
             Some(_) => {}
         }
     }
-    // The other side: every derive of both builds goes through syn 3.
-    let syn = |args: &[&str]| {
-        let mut all = args.to_vec();
-        all.extend(["-e", "normal,build", "-i", "syn@3", "--depth", "0"]);
-        features(&all)
-    };
-    let (binary_syn, extension_syn) = (syn(&["-p", "errata"]), syn(&["--manifest-path", manifest]));
-    if binary_syn != extension_syn {
-        drift.push(format!(
-            "syn: the binary builds {binary_syn:?}, the extension {extension_syn:?}"
-        ));
+    // The other side: what only the proc macros use (syn, proc-macro2, …), compared
+    // where it is host-only in both builds, so that `cargo tree`'s merged features are
+    // the host's.
+    let binary_all = features(&["-p", "errata", "-e", "normal,build"]);
+    let extension_all = features(&["--manifest-path", manifest, "-e", "normal,build"]);
+    let mut host_only = 0;
+    for (package, own) in &extension_all {
+        if extension.contains_key(package) || binary.contains_key(package) {
+            continue;
+        }
+        let Some(theirs) = binary_all.get(package) else {
+            continue;
+        };
+        host_only += 1;
+        if theirs != own {
+            drift.push(format!(
+                "{package} (proc macros): the binary adds {:?}, the extension adds {:?}",
+                theirs.difference(own).collect::<Vec<_>>(),
+                own.difference(theirs).collect::<Vec<_>>()
+            ));
+        }
     }
+    assert!(
+        host_only >= 3,
+        "only {host_only} packages of the proc macros compared"
+    );
     assert!(
         drift.is_empty(),
         "the Python extension is built with other versions or features than the release \
