@@ -237,9 +237,10 @@ fn collect<'a>(
         })
         .collect::<Result<_, _>>()?;
     // `entries.json` is one array with one entry per line ("[", the entries, each but the
-    // last followed by a comma, then "]", each on a line of its own): a reader finds the entries by their newlines (compact
-    // JSON has none inside a value) and types them on every core, rather than scanning
-    // the whole array once more to split it (`errata_consumer::parse_entries`).
+    // last followed by a comma, then "]", each on a line of its own): a reader finds the
+    // entries by their newlines (compact JSON has none inside a value) and types them on
+    // every core, rather than scanning the whole array once more to split it
+    // (`errata_consumer::parse_entries`).
     let total: usize = json.iter().map(|j| j.len() + 2).sum();
     let mut array = Vec::with_capacity(total + 4);
     let mut lines = Vec::with_capacity(total);

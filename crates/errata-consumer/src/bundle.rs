@@ -239,21 +239,16 @@ pub(crate) fn parse_entries_owned(bytes: Vec<u8>, check_texts: bool) -> Result<V
 /// file is exactly the array of those values.
 fn line_spans(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
     let body = text.strip_prefix("[\n")?.strip_suffix("\n]\n")?;
-    let offset = 2;
-    let ends = memchr::memchr_iter(b'\n', body.as_bytes()).chain(std::iter::once(body.len()));
+    let offset = "[\n".len();
     let mut spans = Vec::new();
     let mut start = 0;
-    let mut ends = ends.peekable();
-    while let Some(end) = ends.next() {
-        let line = &body[start..end];
-        let value = if ends.peek().is_some() {
-            line.strip_suffix(',')?
-        } else {
-            line
-        };
+    for end in memchr::memchr_iter(b'\n', body.as_bytes()) {
+        // Every line before the last ends with the comma between two entries.
+        let value = body[start..end].strip_suffix(',')?;
         spans.push(offset + start..offset + start + value.len());
         start = end + 1;
     }
+    spans.push(offset + start..offset + body.len());
     Some(spans)
 }
 
