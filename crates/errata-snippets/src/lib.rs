@@ -184,6 +184,55 @@ struct State {
     binary: Option<PathBuf>,
 }
 
+/// What decides whether a CUDA program compiles: its code, harness and expectation (the
+/// `#line` directives errata adds only say where errors point).
+fn compile_key(p: &Program) -> String {
+    format!(
+        "{}\0{}\0{}",
+        p.sha256,
+        p.annotations.harness.as_deref().unwrap_or(""),
+        p.expect()
+    )
+}
+
+/// The compile tier for program `i`, in a directory of its own under `work`.
+fn compile_one(
+    p: &Program,
+    i: usize,
+    snippets: &[Snippet],
+    tc: &Result<toolchain::Toolchain, String>,
+    work: &std::io::Result<tempfile::TempDir>,
+    opts: &Options,
+) -> State {
+    let sub = work.as_ref().map_err(|e| e.to_string()).and_then(|w| {
+        let d = w.path().join(i.to_string());
+        std::fs::create_dir_all(&d)
+            .map(|_| d)
+            .map_err(|e| e.to_string())
+    });
+    let ready = match tc {
+        Ok(tc) => sub.map(|dir| (tc, dir)),
+        Err(e) => Err(e.clone()),
+    };
+    match ready {
+        Err(e) => State {
+            tier: Tier::Compile,
+            outcome: Outcome::InfraError,
+            detail: format!("no CUDA toolchain: {e}"),
+            binary: None,
+        },
+        Ok((tc, dir)) => {
+            let c = compile::compile(p, snippets, tc, &dir, opts.tool_limits);
+            State {
+                tier: Tier::Compile,
+                outcome: c.outcome,
+                detail: c.detail,
+                binary: c.binary,
+            }
+        }
+    }
+}
+
 /// Judges every program made of `snippets` up to `opts.tier`.
 pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
     let progs = programs(snippets);
@@ -270,47 +319,65 @@ pub fn verify(snippets: &[Snippet], opts: &Options) -> Verification {
             nvcc_version = Some(tc.nvcc_version.clone());
             runtime_dir = Some(tc.root.join("lib"));
         }
+        // A translated article repeats its original's programs: where no binary is kept
+        // (no run tier, no pack), a program is compiled once and its copies take the
+        // verdict of the first, when that passed. Only the `#line` directives differ, and
+        // they name where errors point, not whether the program compiles; a copy of a
+        // program that did not pass is compiled on its own so its errors name its file.
+        let keeps_binaries = opts.tier == Tier::Run || opts.pack_dir.is_some();
+        let mut first_of: HashMap<String, usize> = HashMap::new();
+        let mut copies: Vec<(usize, usize)> = Vec::new();
+        let mut distinct: Vec<usize> = Vec::new();
+        for &i in &cuda {
+            let key = compile_key(&progs[i]);
+            match first_of.get(&key) {
+                Some(&first) if !keeps_binaries => copies.push((i, first)),
+                _ => {
+                    first_of.entry(key).or_insert(i);
+                    distinct.push(i);
+                }
+            }
+        }
         // One nvcc per core at a time: each is a chain of single-threaded tools (cicc,
         // ptxas, the host compiler), so on two cores the tier takes half as long. Results
         // keep the programs' order; the bar counts programs as they start.
         let bar = std::sync::Mutex::new(report::Progress::new(cuda.len(), opts.progress));
-        let compiled: Vec<State> = cuda
-            .par_iter()
-            .map(|&i| {
-                let head = &snippets[progs[i].parts[0]];
-                if let Ok(mut bar) = bar.lock() {
-                    bar.step(&format!("nvcc {}:{}", head.file, head.line));
-                }
-                let sub = work.as_ref().map_err(|e| e.to_string()).and_then(|w| {
-                    let d = w.path().join(i.to_string());
-                    std::fs::create_dir_all(&d)
-                        .map(|_| d)
-                        .map_err(|e| e.to_string())
-                });
-                let ready = match &tc {
-                    Ok(tc) => sub.map(|dir| (tc, dir)),
-                    Err(e) => Err(e.clone()),
-                };
-                match ready {
-                    Err(e) => State {
-                        tier: Tier::Compile,
-                        outcome: Outcome::InfraError,
-                        detail: format!("no CUDA toolchain: {e}"),
-                        binary: None,
-                    },
-                    Ok((tc, dir)) => {
-                        let c = compile::compile(&progs[i], snippets, tc, &dir, opts.tool_limits);
-                        State {
-                            tier: Tier::Compile,
-                            outcome: c.outcome,
-                            detail: c.detail,
-                            binary: c.binary,
-                        }
+        let compile_all = |which: &[usize]| -> Vec<State> {
+            which
+                .par_iter()
+                .map(|&i| {
+                    let head = &snippets[progs[i].parts[0]];
+                    if let Ok(mut bar) = bar.lock() {
+                        bar.step(&format!("nvcc {}:{}", head.file, head.line));
                     }
+                    compile_one(&progs[i], i, snippets, &tc, &work, opts)
+                })
+                .collect()
+        };
+        for (&i, c) in distinct.iter().zip(compile_all(&distinct)) {
+            state[i] = Some(c);
+        }
+        let mut again = Vec::new();
+        for &(i, first) in &copies {
+            match state[first].as_ref() {
+                Some(f) if f.outcome == Outcome::Pass => {
+                    let head = &snippets[progs[first].parts[0]];
+                    if let Ok(mut bar) = bar.lock() {
+                        bar.step(&format!("same as {}:{}", head.file, head.line));
+                    }
+                    state[i] = done(
+                        f.tier,
+                        f.outcome,
+                        format!(
+                            "{} (the same program as {}:{}, compiled once)",
+                            f.detail, head.file, head.line
+                        ),
+                    );
                 }
-            })
-            .collect();
-        for (&i, c) in cuda.iter().zip(compiled) {
+                _ => again.push(i),
+            }
+        }
+        for (&i, c) in again.iter().zip(compile_all(&again)) {
             state[i] = Some(c);
         }
         if let Ok(bar) = bar.lock() {

@@ -668,6 +668,64 @@ mod compile_tier {
         assert_eq!(v[1].outcome, Outcome::CompileError, "{v:#?}");
     }
 
+    /// A translation repeats its original's programs: without a pack, each distinct
+    /// program is compiled once and a passing one's copies say so; a failing one's copies
+    /// are compiled again so that their errors name their own file; a pack compiles every
+    /// copy, since its binaries report their own file and line.
+    #[test]
+    fn a_program_repeated_in_a_translation_is_compiled_once() {
+        let good = "```cuda harness=cuda-prelude\nint main() { CUDA_CHECK(cudaFree(0)); return 0; }\n```\n";
+        let bad =
+            "```cuda harness=cuda-prelude\nint main() { cudaFreeAsync(nullptr); return 0; }\n```\n";
+        let dir = article(&format!("{good}\n{bad}"));
+        std::fs::write(
+            dir.path().join("articles/cuda/t.zh.md"),
+            format!("---\ntitle: T\nid: cuda/t\ndate: \"2025-01-01\"\ntranslation_of: cuda/t\n---\n{good}\n{bad}"),
+        )
+        .expect("write");
+        let v = verify(&load(dir.path()), &Options::new(Tier::Compile, cache())).verdicts;
+        assert_eq!(v.len(), 4, "{v:#?}");
+        let (en_good, en_bad) = (at(&v, "t.md", 6), at(&v, "t.md", 10));
+        let (zh_good, zh_bad) = (at(&v, "t.zh.md", 7), at(&v, "t.zh.md", 11));
+        assert_eq!(en_good.outcome, Outcome::Pass, "{en_good:?}");
+        assert!(
+            !en_good.detail.contains("compiled once"),
+            "{}",
+            en_good.detail
+        );
+        assert_eq!(zh_good.outcome, Outcome::Pass, "{zh_good:?}");
+        assert!(
+            zh_good
+                .detail
+                .contains("articles/cuda/t.md:6, compiled once"),
+            "{}",
+            zh_good.detail
+        );
+        for (v, file) in [(en_bad, "t.md"), (zh_bad, "t.zh.md")] {
+            assert_eq!(v.outcome, Outcome::CompileError, "{v:?}");
+            assert!(
+                v.detail.contains(file) && !v.detail.contains("compiled once"),
+                "{}",
+                v.detail
+            );
+        }
+        // With a pack both copies are built: each binary names its own file.
+        let out = tempfile::tempdir().expect("tmp");
+        let opts = Options::new(Tier::Compile, cache())
+            .with_pack_dir(Some(out.path().join("pack")))
+            .with_trust(Trust::All);
+        let run = verify(&load(dir.path()), &opts);
+        let m = run.manifest.expect("pack");
+        assert_eq!(m.items.len(), 2, "{m:#?}");
+        assert!(
+            run.verdicts
+                .iter()
+                .all(|v| !v.detail.contains("compiled once")),
+            "{:#?}",
+            run.verdicts
+        );
+    }
+
     /// python3 and nvcc run within the verifier's limits: past its timeout a tool is
     /// killed and the block is `infra-error`, never a pass.
     #[test]
