@@ -160,6 +160,11 @@ mod tests {
             "torch.AcceleratorError",
             "torch.nn.Module.cuda",
             "torch.profiler.ProfilerActivity",
+            // Re-exported by `from multiprocessing import *` (a standard-library star
+            // import, resolved by the generator).
+            "torch.multiprocessing.get_context",
+            "torch.multiprocessing.Process",
+            "torch.multiprocessing.set_start_method",
         ] {
             assert_eq!(api.resolve(ok), Resolution::Known, "{ok}");
         }
@@ -170,6 +175,10 @@ mod tests {
                 attr: "get_last_error".into()
             }
         );
+        assert!(matches!(
+            api.resolve("torch.multiprocessing.get_contexts"),
+            Resolution::Missing { .. }
+        ));
         assert!(matches!(
             api.resolve("torch.cuda.cudaError.success"),
             Resolution::Missing { .. }

@@ -15,6 +15,7 @@ them; a chain through an unlisted private name is not judged.
 Usage: gen_torch_api.py WHEEL
 """
 import ast
+import importlib
 import sys
 import zipfile
 
@@ -154,10 +155,28 @@ for mod in list(modules):
         modules[parent]["names"].setdefault(parts[i], ("module", ".".join(parts[: i + 1])))
 
 
+def stdlib_public_names(mod):
+    """Names `from <mod> import *` brings in when `mod` is part of Python's standard library
+    (torch.multiprocessing re-exports multiprocessing's Process, Queue, get_context, …).
+    They come from the interpreter running this script, not from the wheel."""
+    if mod.partition(".")[0] not in sys.stdlib_module_names:
+        return set()
+    try:
+        m = importlib.import_module(mod)
+    except ImportError:
+        return set()
+    names = getattr(m, "__all__", None)
+    if names is None:
+        names = [n for n in dir(m) if not n.startswith("_")]
+    return {n for n in names if isinstance(n, str) and not n.startswith("_")}
+
+
 def public_names(mod, seen):
     """Names a star import of `mod` brings in."""
     info = modules.get(mod)
-    if info is None or mod in seen:
+    if info is None:
+        return stdlib_public_names(mod)
+    if mod in seen:
         return set()
     seen = seen | {mod}
     if info["all"] is not None:
