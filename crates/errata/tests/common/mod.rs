@@ -146,6 +146,14 @@ pub fn standalone_entry(id: &str) -> serde_json::Value {
     if entry["verification_tier"] == "reproduced" {
         entry["verification_tier"] = "community".into();
     }
+    // Nor the articles whose GPU runs some of its rates count: those become estimates.
+    for list in ["dead_ends", "workarounds"] {
+        if let Some(items) = entry[list].as_array_mut() {
+            for item in items.iter_mut().filter(|i| i["basis"]["kind"] == "runs") {
+                item["basis"] = serde_json::json!({"kind": "estimate"});
+            }
+        }
+    }
     entry["transition_graph"] = serde_json::json!({
         "leads_to": [], "preceded_by": [], "frequently_confused_with": []
     });
