@@ -167,7 +167,7 @@ def stdlib_public_names(mod):
         return set()
     names = getattr(m, "__all__", None)
     if names is None:
-        names = [n for n in dir(m) if not n.startswith("_")]
+        names = dir(m)
     return {n for n in names if isinstance(n, str) and not n.startswith("_")}
 
 
