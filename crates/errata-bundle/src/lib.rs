@@ -11,6 +11,7 @@
 //! | `CHANGELOG.md` | what changed in each version |
 //! | `LICENSE` | the knowledge base's licence, `<data>/LICENSE`, when there is one |
 //! | `articles/<domain>/<slug>[.zh].md` / `.txt` | articles as written, and as plain text |
+//! | `entries.head.json` | every entry without its advice, laid out as `entries.json` ([`errata_consumer::entries_head`]) |
 //! | `entries.index.json` | each entry regex's analysis for the matcher ([`errata_consumer::matcher_index`]) |
 //! | `entries.json` / `entries.jsonl` | every entry, sorted by id (one array / one per line) |
 //! | `errata.sqlite` | tables plus FTS5 search over entries and articles, in English and Chinese (see [`sqlite`]) |

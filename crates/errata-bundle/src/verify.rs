@@ -72,8 +72,9 @@ pub fn verify_with_sums(path: &Path, sums: &Path) -> VerifyReport {
         )),
     }
 
+    let head = errata_consumer::entries_head::ENTRIES_HEAD;
     let archive = match Archive::read(bytes.as_slice(), &|p| {
-        p == ENTRIES || p == errata_consumer::matcher_index::ENTRIES_INDEX
+        p == ENTRIES || p == errata_consumer::matcher_index::ENTRIES_INDEX || p == head
     }) {
         Ok(a) => a,
         Err(e) => {
@@ -116,6 +117,13 @@ pub fn verify_with_sums(path: &Path, sums: &Path) -> VerifyReport {
             errata_consumer::matcher_index::problems(data)
                 .into_iter()
                 .map(|p| format!("member `{index}`: {p}")),
+        );
+    }
+    if let (Some(data), Some(entries)) = (archive.data(head), archive.data(ENTRIES)) {
+        report.problems.extend(
+            errata_consumer::entries_head::problems(data, entries)
+                .into_iter()
+                .map(|p| format!("member `{head}`: {p}")),
         );
     }
     let expected_name =

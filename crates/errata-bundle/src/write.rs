@@ -253,6 +253,13 @@ fn collect<'a>(
     }
     array.extend_from_slice(if json.is_empty() { b"]\n" } else { b"\n]\n" });
     members.insert(errata_consumer::ENTRIES.into(), array);
+    // The entries without their advice, so that a reader can start matching before it
+    // has read them whole.
+    members.insert(
+        errata_consumer::entries_head::ENTRIES_HEAD.into(),
+        errata_consumer::entries_head::build(json.iter().map(String::as_str))
+            .map_err(|e| Error::Invalid(format!("an entry's head: {e}")))?,
+    );
     members.insert("entries.jsonl".into(), lines);
     // What the matcher learns from each regex, so that readers need not parse them.
     members.insert(

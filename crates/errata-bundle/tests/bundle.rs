@@ -952,3 +952,90 @@ fn the_matcher_index_is_carried_used_and_verified() {
         report.problems
     );
 }
+
+/// Opening for matching types the entries from `entries.head.json` and gives each its
+/// text from `entries.json`: the same entries as a full read. A head changed in the
+/// archive is named by `verify` (its hash, and the entry it no longer matches).
+#[test]
+fn entries_open_from_their_heads_and_the_heads_verify() {
+    use errata_consumer::entries_head::ENTRIES_HEAD;
+    let dir = tempfile::tempdir().unwrap();
+    let data = make_kb(dir.path(), &base_entries());
+    let path = build(&data, &dir.path().join("good"));
+    let all = members(&path);
+    let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+    let at = |name: &str| names.iter().position(|n| *n == name).unwrap();
+    let index = errata_consumer::matcher_index::ENTRIES_INDEX;
+    assert!(at(ENTRIES_HEAD) < at(index), "{names:?}");
+    assert!(at(ENTRIES_HEAD) < at("entries.json"), "{names:?}");
+    let head = String::from_utf8(all[at(ENTRIES_HEAD)].1.clone()).unwrap();
+    assert!(!head.contains("root_cause"), "{head}");
+    assert_eq!(head.lines().count(), base_entries().len() + 2, "{head}");
+
+    let full = Bundle::open(&path).unwrap();
+    let matching = Bundle::open_for_matching(&path).unwrap();
+    assert_eq!(full.entries().len(), matching.entries().len());
+    for (a, b) in full.entries().iter().zip(matching.entries()) {
+        let fields = |e: &errata_consumer::Entry| {
+            format!(
+                "{} {} {} {} {:?} {} {:?} {:?} {:?} {:?} {:?}",
+                e.id,
+                e.signature,
+                e.signature_zh,
+                e.regex,
+                e.aliases,
+                e.verification_tier,
+                e.error_code,
+                e.operator_action,
+                e.leads_to,
+                e.preceded_by,
+                e.affects
+            )
+        };
+        assert_eq!(fields(a), fields(b));
+        assert_eq!(a.raw_json(), b.raw_json(), "{}", a.id);
+        assert_eq!(a.texts(), b.texts(), "{}", a.id);
+        assert!(!b.texts().root_cause.is_empty(), "{}", b.id);
+    }
+    assert!(verify(&path).is_ok());
+
+    // One byte of a head's signature changed (same size).
+    let mut tar_bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
+        .read_to_end(&mut tar_bytes)
+        .unwrap();
+    let start = tar::Archive::new(tar_bytes.as_slice())
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap())
+        .find(|e| e.path().unwrap().to_string_lossy() == ENTRIES_HEAD)
+        .map(|e| e.raw_file_position() as usize)
+        .unwrap();
+    let signature = start
+        + tar_bytes[start..]
+            .windows(13)
+            .position(|w| w == b"\"signature\":\"")
+            .unwrap()
+        + 13;
+    let out = dir.path().join("bad");
+    rewrite_tar(&path, &out, |tar| {
+        tar[signature] = if tar[signature] == b'q' { b'z' } else { b'q' };
+    });
+    let bad = out.join(path.file_name().unwrap());
+    let report = verify(&bad);
+    let about_head: Vec<&String> = report
+        .problems
+        .iter()
+        .filter(|p| p.contains(&format!("`{ENTRIES_HEAD}`")))
+        .collect();
+    assert!(
+        about_head.iter().any(|p| p.contains("sha256"))
+            && about_head
+                .iter()
+                .any(|p| p.contains("entry #0") && p.contains("differs from its entry")),
+        "{:?}",
+        report.problems
+    );
+    let err = Bundle::open_for_matching(&bad).unwrap_err().to_string();
+    assert!(err.contains(ENTRIES_HEAD), "{err}");
+}

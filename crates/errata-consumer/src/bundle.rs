@@ -4,6 +4,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::archive::Archive;
+use crate::entries_head::ENTRIES_HEAD;
 use crate::matcher_index::ENTRIES_INDEX;
 use crate::{Entry, Error, Found, Index, Manifest, ScanStats};
 
@@ -89,36 +90,20 @@ impl Bundle {
             // (archive, manifest, entries, count, patterns).
             let (to_parser, from_archive) = std::sync::mpsc::sync_channel::<(String, Vec<u8>)>(1);
             let keep_entries_json = keep.contains(&ENTRIES);
-            let parsed = scope.spawn(move || {
-                // The matcher index, when the bundle has one, comes first (it sorts
-                // before `entries.json`).
-                let mut index_bytes = None;
-                let bytes = loop {
-                    match from_archive.recv() {
-                        Ok((name, bytes)) if name == ENTRIES => break bytes,
-                        Ok((_, bytes)) => index_bytes = Some(bytes),
-                        Err(_) => {
-                            return Err(Error::Member {
-                                member: ENTRIES.into(),
-                                problem: "missing".into(),
-                            });
-                        }
-                    }
-                };
-                // A caller may keep `entries.json` itself: a copy then, since the
-                // entries keep the bytes they were read from.
-                let kept = keep_entries_json.then(|| bytes.clone());
-                // Matching types an entry's advice when it reports it; a full read
-                // checks every entry's now.
-                let entries = parse_entries_owned(bytes, reading == Reading::Everything)?;
-                let known = index_bytes.as_deref().and_then(crate::matcher_index::read);
-                Ok::<_, Error>((kept, entries.len(), Index::with_analyses(entries, known)))
-            });
+            let heads = reading == Reading::UpToEntries;
+            let check_texts = reading == Reading::Everything;
+            let parsed = scope
+                .spawn(move || parse_members(from_archive, heads, check_texts, keep_entries_json));
             let archive = Archive::read_handing_over(
                 reader,
-                &|path| path == ENTRIES || path == ENTRIES_INDEX || keep.contains(&path),
+                &|path| {
+                    path == ENTRIES
+                        || path == ENTRIES_INDEX
+                        || (heads && path == ENTRIES_HEAD)
+                        || keep.contains(&path)
+                },
                 &crate::archive::Limits::DEFAULT,
-                &[ENTRIES_INDEX, ENTRIES],
+                &[ENTRIES_HEAD, ENTRIES_INDEX, ENTRIES],
                 to_parser,
                 match reading {
                     Reading::Everything => None,
@@ -230,6 +215,135 @@ pub(crate) fn parse_entries_owned(bytes: Vec<u8>, check_texts: bool) -> Result<V
     type_entries(&text, &spans, check_texts)
 }
 
+/// What the members handed over by the archive reader make: `entries.json` when the
+/// caller keeps it, the number of entries, and their index.
+type Parsed = (Option<Vec<u8>>, usize, Result<Index, Error>);
+
+/// Types the entries and builds their index from the members `from_archive` hands over
+/// (`entries.head.json` and `entries.index.json` when the bundle has them, then
+/// `entries.json`; they come in that order).
+///
+/// With `heads`, the entries are typed from `entries.head.json` and the matcher is built
+/// as soon as the analyses are in hand, while `entries.json` is still being inflated; a
+/// second thread then fits its lines to the entries, and each entry gets its text.
+/// Heads that do not fit (a bundle not written by errata) leave it to the general way:
+/// typing every entry from `entries.json`, which also words every error.
+fn parse_members(
+    from_archive: std::sync::mpsc::Receiver<(String, Vec<u8>)>,
+    heads: bool,
+    check_texts: bool,
+    keep_entries_json: bool,
+) -> Result<Parsed, Error> {
+    let (mut head, mut analyses, mut entries_json) = (None, None, None);
+    while entries_json.is_none() && !(heads && head.is_some() && analyses.is_some()) {
+        match from_archive.recv() {
+            Ok((name, bytes)) if name == ENTRIES => entries_json = Some(bytes),
+            Ok((name, bytes)) if name == ENTRIES_HEAD => head = Some(bytes),
+            Ok((_, bytes)) => analyses = Some(bytes),
+            Err(_) => break,
+        }
+    }
+    let from_heads = head
+        .as_deref()
+        .filter(|_| heads)
+        .and_then(entries_from_heads);
+    let bytes = match from_heads {
+        Some(entries) => {
+            let ids: Vec<String> = entries.iter().map(|e| e.id.clone()).collect();
+            let (index, texts) = std::thread::scope(|scope| {
+                let ids = &ids;
+                let texts = scope.spawn(move || {
+                    until_entries(&from_archive, entries_json).map(|b| fit_texts(b, ids))
+                });
+                let known = analyses.as_deref().and_then(crate::matcher_index::read);
+                let index = Index::with_analyses(entries, known);
+                (index, texts.join())
+            });
+            let texts = texts
+                .map_err(|_| Error::Entries("the thread reading the entries panicked".into()))??;
+            match (index, texts) {
+                (Ok(mut index), Ok((all, spans))) => {
+                    let kept = keep_entries_json.then(|| all.as_bytes().to_vec());
+                    for (entry, span) in index.entries_mut().iter_mut().zip(spans) {
+                        entry.attach(all.clone(), span);
+                    }
+                    return Ok((kept, ids.len(), Ok(index)));
+                }
+                (_, Err(bytes)) => bytes,
+                (Err(_), Ok((all, _))) => std::sync::Arc::unwrap_or_clone(all).into_bytes(),
+            }
+        }
+        None => until_entries(&from_archive, entries_json)?,
+    };
+    // A caller may keep `entries.json` itself: a copy then, since the entries keep the
+    // bytes they were read from.
+    let kept = keep_entries_json.then(|| bytes.clone());
+    // Matching types an entry's advice when it reports it; a full read checks every
+    // entry's now.
+    let entries = parse_entries_owned(bytes, check_texts)?;
+    let known = analyses.as_deref().and_then(crate::matcher_index::read);
+    Ok((kept, entries.len(), Index::with_analyses(entries, known)))
+}
+
+/// `entries.json`: `bytes` when already received, else what `from_archive` hands over
+/// next under that name.
+fn until_entries(
+    from_archive: &std::sync::mpsc::Receiver<(String, Vec<u8>)>,
+    bytes: Option<Vec<u8>>,
+) -> Result<Vec<u8>, Error> {
+    if let Some(bytes) = bytes {
+        return Ok(bytes);
+    }
+    loop {
+        match from_archive.recv() {
+            Ok((name, bytes)) if name == ENTRIES => return Ok(bytes),
+            Ok(_) => {}
+            Err(_) => {
+                return Err(Error::Member {
+                    member: ENTRIES.into(),
+                    problem: "missing".into(),
+                });
+            }
+        }
+    }
+}
+
+/// The entries typed from `entries.head.json` (one head per line, as errata writes it),
+/// each without its text yet; `None` when it does not read so.
+fn entries_from_heads(head: &[u8]) -> Option<Vec<Entry>> {
+    let text = std::str::from_utf8(head).ok()?;
+    line_spans(text)?
+        .into_iter()
+        .map(|span| Entry::from_head(&text[span]).ok())
+        .collect()
+}
+
+/// `entries.json`'s text and its lines, when line `i` is the entry with id `ids[i]`:
+/// there are as many lines as heads and each holds its head's id (the manifest vouches
+/// for both members; `errata bundle verify` checks that each head is its entry's). The
+/// bytes back when they do not fit.
+#[allow(clippy::type_complexity)]
+fn fit_texts(
+    bytes: Vec<u8>,
+    ids: &[String],
+) -> Result<(std::sync::Arc<String>, Vec<std::ops::Range<usize>>), Vec<u8>> {
+    let text = String::from_utf8(bytes).map_err(|e| e.into_bytes())?;
+    let Some(spans) = line_spans(&text) else {
+        return Err(text.into_bytes());
+    };
+    let fits = spans.len() == ids.len()
+        && spans.iter().zip(ids).all(|(span, id)| {
+            serde_json::to_string(id).is_ok_and(|id| {
+                let needle = format!("\"id\":{id}");
+                memchr::memmem::find(text[span.clone()].as_bytes(), needle.as_bytes()).is_some()
+            })
+        });
+    if !fits {
+        return Err(text.into_bytes());
+    }
+    Ok((std::sync::Arc::new(text), spans))
+}
+
 /// The entries of an `entries.json` laid out as errata writes it: `[`, one entry per
 /// line (each but the last followed by a comma), `]`, each on a line of its own. `None`
 /// for any other layout.
@@ -253,7 +367,7 @@ fn line_spans(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
 }
 
 /// The elements of a JSON array of any layout, each as the span of its text.
-fn element_spans(text: &str) -> Result<Vec<std::ops::Range<usize>>, Error> {
+pub(crate) fn element_spans(text: &str) -> Result<Vec<std::ops::Range<usize>>, Error> {
     let values: Vec<&serde_json::value::RawValue> = serde_json::from_str(text)
         .map_err(|e| Error::Entries(format!("not a JSON array of entries: {e}")))?;
     // Each element borrows from `text`: its position is the offset of its slice.
@@ -351,6 +465,67 @@ mod tests {
         // Not an array of entries at all, though laid out in lines.
         let half = words(format!("[\n{ENTRY},\n{{\"id\":\n]\n"));
         assert!(half.contains("not a JSON array of entries"), "{half}");
+    }
+
+    /// Hands `members` over as the archive reader would, and returns what the parser
+    /// makes of them.
+    fn parse(members: &[(&str, String)], heads: bool) -> Result<Vec<Entry>, Error> {
+        let (to, from) = std::sync::mpsc::sync_channel(members.len());
+        for (name, text) in members {
+            to.send((name.to_string(), text.clone().into_bytes()))
+                .expect("send");
+        }
+        drop(to);
+        let (_, count, index) = parse_members(from, heads, false, false)?;
+        let entries = index?.entries().to_vec();
+        assert_eq!(entries.len(), count);
+        Ok(entries)
+    }
+
+    /// Entries are typed from heads that fit `entries.json` (same count, each line holding
+    /// its head's id), and get their texts from it; heads that do not fit, or reading
+    /// without heads, type them from `entries.json`.
+    #[test]
+    fn heads_that_fit_are_used_and_others_are_not() {
+        let other = ENTRY.replace("cuda/x", "cuda/y").replace("boom", "bang");
+        let entries_json = format!("[\n{ENTRY},\n{other}\n]\n");
+        let head = |entries: &[&str]| {
+            String::from_utf8(crate::entries_head::build(entries.iter().copied()).expect("head"))
+                .expect("utf-8")
+        };
+        // A head that says more than its entry shows where an entry was typed from.
+        let telling = head(&[ENTRY, &other])
+            .replace(r#""signature":"boom""#, r#""signature":"from the head""#);
+        let index = crate::matcher_index::build(["boom", "bang"]);
+        let index = String::from_utf8(index).expect("utf-8");
+        let members = |head: &str| {
+            vec![
+                (ENTRIES_HEAD, head.to_string()),
+                (ENTRIES_INDEX, index.clone()),
+                (ENTRIES, entries_json.clone()),
+            ]
+        };
+        let from_heads = parse(&members(&telling), true).expect("heads");
+        assert_eq!(from_heads[0].signature, "from the head");
+        assert_eq!(from_heads[0].raw_json(), ENTRY);
+        assert_eq!(from_heads[1].root_cause(crate::Lang::En), "why");
+
+        let from_entries = parse_entries(entries_json.as_bytes()).expect("entries");
+        // Not asked to use heads; heads in another order; a head missing.
+        let swapped = head(&[&other, ENTRY]);
+        let short = head(&[ENTRY]);
+        for (members, heads) in [
+            (members(&telling), false),
+            (members(&swapped), true),
+            (members(&short), true),
+        ] {
+            let got = parse(&members, heads).expect("entries.json");
+            assert_eq!(got, from_entries);
+            assert_eq!(got[0].signature, "boom");
+        }
+        // Without `entries.json`, heads or not, it is missing.
+        let err = parse(&members(&telling)[..2], true).expect_err("no entries.json");
+        assert!(err.to_string().contains("missing"), "{err}");
     }
 
     /// Matching types an entry's advice when first asked for; a full read (and

@@ -4,6 +4,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::entries_head::Head;
+
 /// A language for the text of an entry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Lang {
@@ -146,35 +148,6 @@ pub struct Workaround {
     pub sources: Vec<String>,
 }
 
-#[derive(Deserialize)]
-struct Typed {
-    id: String,
-    signature: String,
-    #[serde(default)]
-    signature_zh: String,
-    regex: String,
-    #[serde(default)]
-    aliases: Vec<String>,
-    #[serde(default)]
-    verification_tier: String,
-    #[serde(default)]
-    error_code: Option<String>,
-    #[serde(default)]
-    operator_action: Option<String>,
-    #[serde(default)]
-    transition_graph: Graph,
-    #[serde(default)]
-    affects: Vec<errata_model::Affect>,
-}
-
-#[derive(Deserialize, Default)]
-struct Graph {
-    #[serde(default)]
-    leads_to: Vec<String>,
-    #[serde(default)]
-    preceded_by: Vec<String>,
-}
-
 impl Entry {
     /// Reads an entry from its JSON (as in `entries.json`).
     pub fn from_value(raw: Value) -> Result<Entry, serde_json::Error> {
@@ -226,8 +199,28 @@ impl Entry {
         span: std::ops::Range<usize>,
     ) -> Result<Entry, serde_json::Error> {
         let raw = RawText { all, span };
-        let t: Typed = serde_json::from_str(raw.get())?;
-        Ok(Entry {
+        let head: Head = serde_json::from_str(raw.get())?;
+        Ok(Entry::with_head(head, raw))
+    }
+
+    /// Reads an entry from its head (a line of `entries.head.json`): its text, for
+    /// [`Entry::texts`] and [`Entry::raw_json`], is [`Entry::attach`]ed once read.
+    pub(crate) fn from_head(head: &str) -> Result<Entry, serde_json::Error> {
+        let head: Head = serde_json::from_str(head)?;
+        let raw = RawText {
+            all: std::sync::Arc::default(),
+            span: 0..0,
+        };
+        Ok(Entry::with_head(head, raw))
+    }
+
+    /// Gives an entry read from its head its whole text, `all[span]`.
+    pub(crate) fn attach(&mut self, all: std::sync::Arc<String>, span: std::ops::Range<usize>) {
+        self.raw = RawText { all, span };
+    }
+
+    fn with_head(t: Head, raw: RawText) -> Entry {
+        Entry {
             id: t.id,
             signature: t.signature,
             signature_zh: t.signature_zh,
@@ -241,7 +234,7 @@ impl Entry {
             preceded_by: t.transition_graph.preceded_by,
             affects: t.affects,
             raw,
-        })
+        }
     }
 
     /// For an answer read from NVIDIA's Xid catalog rather than from an entry of the

@@ -244,6 +244,12 @@ impl Index {
         &self.entries
     }
 
+    /// The entries, to complete those read from their heads (their patterns stay as
+    /// built).
+    pub(crate) fn entries_mut(&mut self) -> &mut [Entry] {
+        &mut self.entries
+    }
+
     /// The entry with this id.
     pub fn entry(&self, id: &str) -> Option<&Entry> {
         self.entries

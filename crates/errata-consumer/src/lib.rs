@@ -44,6 +44,7 @@
 
 pub mod archive;
 mod bundle;
+pub mod entries_head;
 mod entry;
 mod error;
 mod index;
