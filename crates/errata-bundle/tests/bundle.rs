@@ -253,6 +253,32 @@ fn two_builds_are_byte_identical() {
 
 /// Rewrites `path` with `edit` applied to the uncompressed tar, and fixes SHA256SUMS so
 /// that only the member-level check can catch the change.
+/// A copy of the bundle at `path`, in `out`, with the first byte after `marker` in
+/// `member` changed (the same size; the manifest's hashes no longer fit): its path.
+fn flip_in_member(path: &Path, out: &Path, member: &str, marker: &[u8]) -> PathBuf {
+    let mut tar_bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_end(&mut tar_bytes)
+        .unwrap();
+    let start = tar::Archive::new(tar_bytes.as_slice())
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap())
+        .find(|e| e.path().unwrap().to_string_lossy() == member)
+        .map(|e| e.raw_file_position() as usize)
+        .unwrap();
+    let at = start
+        + tar_bytes[start..]
+            .windows(marker.len())
+            .position(|w| w == marker)
+            .unwrap()
+        + marker.len();
+    rewrite_tar(path, out, |tar| {
+        tar[at] = if tar[at] == b'q' { b'z' } else { b'q' };
+    });
+    out.join(path.file_name().unwrap())
+}
+
 fn rewrite_tar(path: &Path, out: &Path, edit: impl FnOnce(&mut Vec<u8>)) {
     let mut tar = Vec::new();
     flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
@@ -920,28 +946,13 @@ fn the_matcher_index_is_carried_used_and_verified() {
 
     // A literal of the stored analysis changed (same size): the hashes catch it, and
     // so does the fresh analysis.
-    let mut tar_bytes = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
-        .read_to_end(&mut tar_bytes)
-        .unwrap();
-    let start = tar::Archive::new(tar_bytes.as_slice())
-        .entries()
-        .unwrap()
-        .map(|e| e.unwrap())
-        .find(|e| e.path().unwrap().to_string_lossy() == ENTRIES_INDEX)
-        .map(|e| e.raw_file_position() as usize)
-        .unwrap();
-    let sets = start
-        + tar_bytes[start..]
-            .windows(9)
-            .position(|w| w == b"\"sets\":[[")
-            .unwrap()
-        + 10;
-    let out = dir.path().join("bad");
-    rewrite_tar(&path, &out, |tar| {
-        tar[sets] = if tar[sets] == b'q' { b'z' } else { b'q' };
-    });
-    let report = verify(&out.join(path.file_name().unwrap()));
+    let bad = flip_in_member(
+        &path,
+        &dir.path().join("bad"),
+        ENTRIES_INDEX,
+        b"\"sets\":[[\"",
+    );
+    let report = verify(&bad);
     assert!(
         report
             .problems
@@ -1000,28 +1011,12 @@ fn entries_open_from_their_heads_and_the_heads_verify() {
     assert!(verify(&path).is_ok());
 
     // One byte of a head's signature changed (same size).
-    let mut tar_bytes = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
-        .read_to_end(&mut tar_bytes)
-        .unwrap();
-    let start = tar::Archive::new(tar_bytes.as_slice())
-        .entries()
-        .unwrap()
-        .map(|e| e.unwrap())
-        .find(|e| e.path().unwrap().to_string_lossy() == ENTRIES_HEAD)
-        .map(|e| e.raw_file_position() as usize)
-        .unwrap();
-    let signature = start
-        + tar_bytes[start..]
-            .windows(13)
-            .position(|w| w == b"\"signature\":\"")
-            .unwrap()
-        + 13;
-    let out = dir.path().join("bad");
-    rewrite_tar(&path, &out, |tar| {
-        tar[signature] = if tar[signature] == b'q' { b'z' } else { b'q' };
-    });
-    let bad = out.join(path.file_name().unwrap());
+    let bad = flip_in_member(
+        &path,
+        &dir.path().join("bad"),
+        ENTRIES_HEAD,
+        b"\"signature\":\"",
+    );
     let report = verify(&bad);
     let about_head: Vec<&String> = report
         .problems
