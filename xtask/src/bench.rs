@@ -8,7 +8,9 @@
 //!    reading every file (the I/O floor) and Python's `json.load` of every entry (the
 //!    floor of any Python validator).
 //! 2. Matching (`bench_match`): throughput on one thread and on one per core (what
-//!    `errata match` uses), latency per message, ranking, bundle load and size.
+//!    `errata match` uses), latency per message, ranking, bundle load and size, and
+//!    `errata match` end to end: a large log, an empty one (start-up) and a short one
+//!    with known errors (the first answers, advice included).
 //! 3. Site build: the full `errata build`, and the incremental rebuild after one entry
 //!    changes in `errata serve` (as a ratio to the full build).
 //! 4. The Python package (`bench_py`): import time, bundle load, `match()` latency,
