@@ -255,30 +255,25 @@ fn end_to_end(
         Ok(runs.swap_remove(n / 2))
     };
     let best = |cmd: &mut dyn FnMut() -> Result<crate::bench::Measured>| median(3, cmd);
-    let start_up_with = |bundle: &std::path::Path| {
-        median(11, &mut || {
+    // `errata match` of `log` with `bundle`, JSON to a file: the median of `runs` runs.
+    let answer = |runs: usize, bundle: &std::path::Path, log: &std::path::Path| {
+        median(runs, &mut || {
             measure(
                 Command::new(&bin)
                     .args(["match", "--format", "json", "--bundle"])
                     .arg(bundle)
-                    .arg("/dev/null"),
+                    .arg(log),
             )
         })
     };
-    let start_up = start_up_with(bundle)?;
-    let own_start_up = start_up_with(own_bundle)?;
+    let empty = std::path::Path::new("/dev/null");
+    let start_up = answer(11, bundle, empty)?;
+    let own_start_up = answer(11, own_bundle, empty)?;
     // A short log with known errors in it: the start-up plus every matched entry's advice,
     // which is what a user waits for after a failed job.
     let short_log = root.join("target/bench/match-short.log");
     std::fs::write(&short_log, &lines[..lines.len().min(64 << 10)])?;
-    let first_answer = median(11, &mut || {
-        measure(
-            Command::new(&bin)
-                .args(["match", "--format", "json", "--bundle"])
-                .arg(bundle)
-                .arg(&short_log),
-        )
-    })?;
+    let first_answer = answer(11, bundle, &short_log)?;
     if first_answer.code != 1 {
         bail!(
             "errata match found no known error in {} (exit {}): {}",
@@ -290,14 +285,7 @@ fn end_to_end(
     // The log is read once first, so that every timed run finds it in the page cache (a
     // run that read it from disk measured the disk: 0.5 GB/s for `cat` on this VM).
     measure(Command::new("cat").arg(&log))?;
-    let run = median(5, &mut || {
-        measure(
-            Command::new(&bin)
-                .args(["match", "--format", "json", "--bundle"])
-                .arg(bundle)
-                .arg(&log),
-        )
-    })?;
+    let run = answer(5, bundle, &log)?;
     let cat = best(&mut || measure(Command::new("cat").arg(&log)))?;
     let grep = best(&mut || {
         measure(

@@ -133,6 +133,22 @@ fn build(data: &Path, out: &Path) -> PathBuf {
 }
 
 /// Members of a bundle: (path, content), in archive order.
+/// The bundle of the base entries, built under `dir`, and its members in archive order.
+fn base_bundle_and_members(dir: &Path) -> (PathBuf, Vec<(String, Vec<u8>)>) {
+    let data = make_kb(dir, &base_entries());
+    let path = build(&data, &dir.join("good"));
+    let all = members(&path);
+    (path, all)
+}
+
+/// Where the member `name` is among `members` (it must be there).
+fn position(members: &[(String, Vec<u8>)], name: &str) -> usize {
+    members
+        .iter()
+        .position(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no member {name}"))
+}
+
 fn members(path: &Path) -> Vec<(String, Vec<u8>)> {
     let file = std::fs::File::open(path).unwrap();
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
@@ -906,11 +922,9 @@ fn given_commits_may_say_dirty() {
 fn the_matcher_index_is_carried_used_and_verified() {
     use errata_consumer::matcher_index::{ENTRIES_INDEX, read};
     let dir = tempfile::tempdir().unwrap();
-    let data = make_kb(dir.path(), &base_entries());
-    let path = build(&data, &dir.path().join("good"));
-    let all = members(&path);
+    let (path, all) = base_bundle_and_members(dir.path());
     let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
-    let at = |name: &str| names.iter().position(|n| *n == name).unwrap();
+    let at = |name: &str| position(&all, name);
     assert!(at(ENTRIES_INDEX) < at("entries.json"), "{names:?}");
     let stored = read(&all[at(ENTRIES_INDEX)].1).expect("a readable index");
 
@@ -971,11 +985,9 @@ fn the_matcher_index_is_carried_used_and_verified() {
 fn entries_open_from_their_heads_and_the_heads_verify() {
     use errata_consumer::entries_head::ENTRIES_HEAD;
     let dir = tempfile::tempdir().unwrap();
-    let data = make_kb(dir.path(), &base_entries());
-    let path = build(&data, &dir.path().join("good"));
-    let all = members(&path);
+    let (path, all) = base_bundle_and_members(dir.path());
     let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
-    let at = |name: &str| names.iter().position(|n| *n == name).unwrap();
+    let at = |name: &str| position(&all, name);
     let index = errata_consumer::matcher_index::ENTRIES_INDEX;
     assert!(at(ENTRIES_HEAD) < at(index), "{names:?}");
     assert!(at(ENTRIES_HEAD) < at("entries.json"), "{names:?}");

@@ -70,7 +70,8 @@ impl Bundle {
     /// and reading stops there. The members after it (`entries.jsonl`, `errata.sqlite`,
     /// …) are neither read nor verified: nothing this bundle answers comes from them, and
     /// at 10,000 entries they are three quarters of what `open` inflates and hashes.
-    /// `errata bundle verify` checks every member.
+    /// `errata bundle verify` checks every member. The entries are typed from
+    /// `entries.head.json` when the bundle has it ([`crate::entries_head`]).
     pub fn open_for_matching(path: impl AsRef<Path>) -> Result<Bundle, Error> {
         let file = std::fs::File::open(path.as_ref())?;
         Bundle::from_reader_for_matching(std::io::BufReader::new(file))
@@ -84,8 +85,10 @@ impl Bundle {
     fn read(reader: impl Read, keep: &[&str], reading: Reading) -> Result<Bundle, Error> {
         std::thread::scope(|scope| {
             // Typing the entries and preparing the matcher are half of opening a large
-            // bundle. They start as soon as `entries.json` has been read, while the
-            // members after it are still inflated and hashed; their result is used only
+            // bundle. They start as soon as `entries.json` has been read (reading for
+            // matching: as soon as the heads and analyses before it have, see
+            // `parse_members`), while the members after it are still inflated and
+            // hashed; their result is used only
             // once the whole archive has verified, and errors keep their order
             // (archive, manifest, entries, count, patterns).
             let (to_parser, from_archive) = std::sync::mpsc::sync_channel::<(String, Vec<u8>)>(1);

@@ -5,12 +5,14 @@
 //! aliases, tier, error code, operator action, transition graph, affected environments)
 //! is about a seventh of its text; the root cause, dead ends and workarounds are the rest.
 //! At 10,000 entries, inflating, hashing and splitting the whole of `entries.json` was
-//! most of the 177 ms `errata match` took to start. The member is derived data, laid out
-//! like `entries.json` (one entry per line, in the same order): the bundle writer makes
-//! it from the entries, `errata bundle verify` makes it again and compares, and a reader
-//! checks that the entries it later reads from `entries.json` have the same ids in the
-//! same order ([`crate::late_entries`]). A bundle without it (older ones) opens by
-//! reading `entries.json`, as before.
+//! most of the 177 ms `errata match` took to start. With the heads, a reader opening a
+//! bundle for matching types the entries and builds its matcher while `entries.json` is
+//! still being inflated, then gives each entry its text from it, once its lines fit the
+//! heads (as many, each holding its head's id; `Bundle::open_for_matching`). The member
+//! is derived data, laid out like `entries.json` (one entry per line, in the same order):
+//! the bundle writer makes it from the entries and `errata bundle verify` makes it again
+//! and compares. A bundle without it (older ones) opens by reading `entries.json`, as
+//! before.
 
 use serde::{Deserialize, Serialize};
 
