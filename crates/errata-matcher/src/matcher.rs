@@ -259,10 +259,14 @@ impl Matcher {
                 *shared.entry(lit.clone()).or_default() += 1;
             }
         }
+        // How widely a string is shared stands in for how common it is in log text, except
+        // for a short number: one pattern's own (`500` in `CUDA error 500`), yet log
+        // lines are full of them (timestamps, ports, step counts), so it goes last.
         let cost = |set: &LiteralSet| {
             let widest = set.iter().map(|l| shared.get(l).copied().unwrap_or(0));
             let shortest = set.iter().map(Vec::len).min().unwrap_or(0);
             (
+                set.iter().any(|l| is_short_number(l)),
                 widest.max().unwrap_or(0),
                 std::cmp::Reverse(shortest),
                 set.len(),
@@ -662,6 +666,14 @@ impl Matcher {
             out.extend(chosen);
         }
     }
+}
+
+/// Whether `literal` is a number of at most four digits, decimal or hexadecimal (`500`,
+/// `1f4`): a string that occurs on most lines of a log.
+fn is_short_number(literal: &[u8]) -> bool {
+    literal.len() <= 4
+        && literal.iter().any(u8::is_ascii_digit)
+        && literal.iter().all(u8::is_ascii_hexdigit)
 }
 
 /// Finds every occurrence of the prefilter's literals (overlapping, ignoring ASCII case).

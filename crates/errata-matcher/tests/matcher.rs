@@ -340,3 +340,27 @@ fn a_gate_never_changes_what_matches() {
     assert_eq!(errors[0].0, 0);
     assert!(errors[0].1.contains("gate"), "{errors:?}");
 }
+
+/// A pattern for one error code (`CUDA error 500`, decimal or hexadecimal) is triggered
+/// by the words it shares with the other codes' patterns, not by its own number: numbers
+/// of three or four digits are on nearly every line of a log (timestamps, ports, step
+/// counts), words like `cuda` are not. The prefilter then searches for one literal
+/// instead of two per code, and the codes still match exactly.
+#[test]
+fn a_short_number_does_not_trigger_its_pattern() {
+    let codes: Vec<u32> = (100..140).collect();
+    let patterns: Vec<Pattern> = codes
+        .iter()
+        .map(|n| Pattern::new(format!(r"(?i)\bcuda\s+error\s*:?\s*(?:{n}|0x{n:x})\b")))
+        .collect();
+    let m = matcher(&patterns);
+    assert_eq!(m.stats().literals, 1, "{:?}", m.stats());
+    assert_eq!(m.stats().confirmed, codes.len());
+
+    let text = "step 120 took 101 ms on port 129500 at 12:01:33\n\
+                CUDA error: 120\n\
+                cuda error 0x7f and 139 more\n";
+    let mut found = Vec::new();
+    m.scan(text.as_bytes(), |m| found.push((m.line, codes[m.pattern])));
+    assert_eq!(found, [(1, 120), (2, 127)]);
+}
