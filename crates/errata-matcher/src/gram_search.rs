@@ -15,17 +15,61 @@
 //! one multiply, one gather from the bitset); the answers are the same, which a test
 //! checks against the one-window loop and the automaton.
 //!
+//! The gather is what a window costs, whatever the number of literals, so where it can
+//! be, the search looks at fewer windows. A literal of [`STRIDED_LEN`] bytes or more is
+//! represented by [`STRIDE`] consecutive grams of [`WIDE`] bytes, one of which starts at
+//! a multiple of `STRIDE` wherever the literal occurs: only those windows are looked up
+//! (a fourth of them, and eight bytes agree with a literal by chance far more rarely than
+//! four). The shorter literals are then searched for by nibble masks ([`Teddy`]) when
+//! they are few, as in a knowledge base whose triggers are mostly phrases; when they are
+//! many, every literal goes into one table of four-byte grams looked up at every window,
+//! as above.
+//!
 //! A three-byte literal has no gram of its own: it is represented by the 256 grams made
 //! of it and the byte before it, and an occurrence at the very start of the text (no byte
 //! before it) is checked directly. Shorter literals cannot be represented; the caller
 //! keeps an automaton for a set that has one ([`GramSearch::new`] says `None`).
 
+use crate::teddy::{self, Teddy};
+
 /// Literals shorter than this cannot be searched for by grams.
 pub(crate) const MIN_LITERAL_LEN: usize = 3;
+
+/// Windows apart in the strided table.
+const STRIDE: usize = 4;
+/// Bytes in a gram of the strided table: a window of ordinary text agrees with a
+/// literal's eight bytes far more rarely than with four (four-byte grams looked up at a
+/// fourth of the windows set off more comparisons than all windows with the rarest gram).
+const WIDE: usize = 8;
+/// A literal this long holds [`STRIDE`] consecutive wide grams, one of which starts at a
+/// multiple of `STRIDE` wherever the literal occurs, so the strided table is looked up
+/// only there (eight such windows are two 32-byte loads).
+const STRIDED_LEN: usize = WIDE + STRIDE - 1;
 
 /// A literal set prepared for searching by grams.
 #[derive(Debug)]
 pub(crate) struct GramSearch {
+    /// The literals shorter than [`STRIDED_LEN`] when they are few (the usual case: a
+    /// knowledge base's triggers are mostly whole phrases), by nibble masks.
+    few_short: Option<Teddy>,
+    /// Every literal, by four-byte grams looked up at every window, when the short ones
+    /// are too many for nibble masks (a hashed lookup at every window then costs the
+    /// same whatever the number of literals in it).
+    every: Option<Table>,
+    /// The literals of [`STRIDED_LEN`] bytes or more, by [`WIDE`] grams looked up at
+    /// every [`STRIDE`]th window, when the short ones are few.
+    strided: Option<Table>,
+    /// The literals, ASCII lower-cased.
+    literals: Vec<Vec<u8>>,
+    /// The three-byte literals in `every`, checked at the text's start.
+    three_byte: Vec<u32>,
+}
+
+/// The grams of some of the literals, and where to find the literals they stand for.
+#[derive(Debug)]
+struct Table {
+    /// Bytes in a gram: 4 or [`WIDE`].
+    width: usize,
     /// log2 of the number of bits in `filter`.
     bits: u32,
     /// Bit `hash(gram)` is set for every literal's gram.
@@ -36,17 +80,13 @@ pub(crate) struct GramSearch {
     /// holds every slot whose hash is `h`: one lookup instead of a binary search at
     /// each window whose bit is set.
     directory: Vec<u32>,
-    /// The literals, ASCII lower-cased.
-    literals: Vec<Vec<u8>>,
-    /// The three-byte literals, checked at the text's start.
-    three_byte: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Slot {
     hash: u32,
-    /// The gram, folded (see [`fold`]).
-    gram: u32,
+    /// The gram, folded (see [`fold`]; a four-byte gram in the low half).
+    gram: u64,
     literal: u32,
     /// Where the gram starts relative to the literal: -1 for a three-byte literal (its
     /// gram begins with the byte before it).
@@ -61,62 +101,52 @@ impl GramSearch {
             return None;
         }
         let literals: Vec<Vec<u8>> = literals.iter().map(|l| l.to_ascii_lowercase()).collect();
-        let mut grams: Vec<(u32, u32, i32)> = Vec::new();
+        let short: Vec<(u32, Vec<u8>)> = (0u32..)
+            .zip(&literals)
+            .filter(|(_, l)| l.len() < STRIDED_LEN)
+            .map(|(i, l)| (i, l.clone()))
+            .collect();
+        let few_short = short.len() <= teddy::MAX_LITERALS;
+        let mut every: Vec<(u64, u32, i32)> = Vec::new();
+        let mut strided: Vec<(u64, u32, i32)> = Vec::new();
         let mut three_byte = Vec::new();
+        // How common the `len` bytes from `o` on are, summed.
+        let commonness_of = |lit: &[u8], o: usize, len: usize| {
+            lit[o..o + len].iter().map(|&b| commonness(b)).sum::<u32>()
+        };
         for (i, lit) in literals.iter().enumerate() {
             let i = i as u32;
-            if lit.len() == 3 {
+            if few_short {
+                if lit.len() >= STRIDED_LEN {
+                    // The run of STRIDE grams made of the rarest bytes.
+                    let first = (0..=lit.len() - STRIDED_LEN)
+                        .min_by_key(|&o| commonness_of(lit, o, STRIDED_LEN))
+                        .unwrap_or(0);
+                    for offset in first..first + STRIDE {
+                        strided.push((fold(&lit[offset..offset + WIDE]), i, offset as i32));
+                    }
+                }
+            } else if lit.len() == 3 {
                 three_byte.push(i);
                 let mut seen = std::collections::BTreeSet::new();
                 for before in 0..=255u8 {
-                    let gram = fold(u32::from_le_bytes([before, lit[0], lit[1], lit[2]]));
+                    let gram = fold(&[before, lit[0], lit[1], lit[2]]);
                     if seen.insert(gram) {
-                        grams.push((gram, i, -1));
+                        every.push((gram, i, -1));
                     }
                 }
             } else {
+                // The gram made of the rarest bytes.
                 let offset = (0..=lit.len() - 4)
-                    .min_by_key(|&o| lit[o..o + 4].iter().map(|&b| commonness(b)).sum::<u32>())
+                    .min_by_key(|&o| commonness_of(lit, o, 4))
                     .unwrap_or(0);
-                let gram = fold(u32::from_le_bytes([
-                    lit[offset],
-                    lit[offset + 1],
-                    lit[offset + 2],
-                    lit[offset + 3],
-                ]));
-                grams.push((gram, i, offset as i32));
+                every.push((fold(&lit[offset..offset + 4]), i, offset as i32));
             }
         }
-        // About one bit in 128 set: a window of ordinary text sets off a comparison rarely,
-        // and the bitset (at most 512 KiB) stays in the cache.
-        let bits = (grams.len().max(1) * 128)
-            .next_power_of_two()
-            .trailing_zeros()
-            .clamp(10, 22);
-        let mut filter = vec![0u64; 1 << (bits - 6)];
-        let mut slots: Vec<Slot> = grams
-            .into_iter()
-            .map(|(gram, literal, offset)| {
-                let hash = hash(gram, bits);
-                filter[(hash >> 6) as usize] |= 1 << (hash & 63);
-                Slot {
-                    hash,
-                    gram,
-                    literal,
-                    offset,
-                }
-            })
-            .collect();
-        slots.sort_unstable();
-        let buckets = 1usize << (bits - DIRECTORY_SHIFT);
-        let directory = (0..=buckets)
-            .map(|b| slots.partition_point(|s| ((s.hash >> DIRECTORY_SHIFT) as usize) < b) as u32)
-            .collect();
         Some(GramSearch {
-            bits,
-            filter,
-            slots,
-            directory,
+            few_short: if few_short { Teddy::new(&short) } else { None },
+            every: Table::new(4, every),
+            strided: Table::new(WIDE, strided),
             literals,
             three_byte,
         })
@@ -126,13 +156,27 @@ impl GramSearch {
     /// `text`, overlapping ones included, ignoring ASCII case.
     pub(crate) fn for_each(&self, text: &[u8], mut found: impl FnMut(usize, usize, usize)) {
         self.at_the_start(text, &mut found);
-        let mut start = 0;
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            start = unsafe { self.windows_avx2(text, &mut found) };
+        if let Some(teddy) = &self.few_short {
+            teddy.for_each(text, &mut found);
         }
-        self.windows_from(text, start, &mut found);
+        if let Some(table) = &self.every {
+            let mut start = 0;
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2, checked just above.
+                start = unsafe { self.every_avx2(table, text, &mut found) };
+            }
+            self.windows_from(table, text, start, 1, &mut found);
+        }
+        if let Some(table) = &self.strided {
+            let mut start = 0;
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2, checked just above.
+                start = unsafe { self.strided_avx2(table, text, &mut found) };
+            }
+            self.windows_from(table, text, start, STRIDE, &mut found);
+        }
     }
 
     /// The three-byte literals at the very start of `text`, which no window holds with a
@@ -146,26 +190,43 @@ impl GramSearch {
         }
     }
 
-    /// The window loop of [`GramSearch::for_each`], one window at a time, from window
-    /// `start` on.
-    fn windows_from(&self, text: &[u8], start: usize, found: &mut impl FnMut(usize, usize, usize)) {
-        for (i, window) in text.windows(4).enumerate().skip(start) {
-            let gram = fold_window(window);
-            let hash = hash(gram, self.bits);
-            if self.filter[(hash >> 6) as usize] & (1 << (hash & 63)) != 0 {
-                self.compare(text, i, gram, hash, found);
+    /// The window loop of [`GramSearch::for_each`], one window at a time: every
+    /// `step`th window of `table`'s width from window `start` (a multiple of `step`) on.
+    fn windows_from(
+        &self,
+        table: &Table,
+        text: &[u8],
+        start: usize,
+        step: usize,
+        found: &mut impl FnMut(usize, usize, usize),
+    ) {
+        for (i, window) in text
+            .windows(table.width)
+            .enumerate()
+            .skip(start)
+            .step_by(step)
+        {
+            let gram = fold(window);
+            let hash = table.hash(gram);
+            if table.filter[(hash >> 6) as usize] & (1 << (hash & 63)) != 0 {
+                self.compare(table, text, i, gram, hash, found);
             }
         }
     }
 
-    /// The window loop of [`GramSearch::for_each`], eight windows at a time: their grams
-    /// are cut out of one 16-byte load by a shuffle, folded, hashed and looked up in the
-    /// filter together (one gather), and only a window whose bit is set goes on to
-    /// [`GramSearch::compare`]. Returns the first window it did not look at (the last
-    /// few, whose 16 bytes would run past the text, are left to the caller).
+    /// The window loop of [`GramSearch::for_each`] over every window, eight at a time:
+    /// their grams are cut out of one 16-byte load by a shuffle, hashed with one
+    /// multiply and looked up together ([`Table::lookup_avx2`]). Returns the first
+    /// window it did not look at (the last few, whose 16 bytes would run past the text,
+    /// are left to the caller).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn windows_avx2(&self, text: &[u8], found: &mut impl FnMut(usize, usize, usize)) -> usize {
+    fn every_avx2(
+        &self,
+        table: &Table,
+        text: &[u8],
+        found: &mut impl FnMut(usize, usize, usize),
+    ) -> usize {
         use std::arch::x86_64::*;
         // Window k (0..8) is bytes k..k+4 of the load; each 128-bit lane shuffles its own
         // copy, the low lane cutting windows 0-3 and the high lane windows 4-7.
@@ -173,11 +234,8 @@ impl GramSearch {
             0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, //
             4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10,
         );
-        let fold = _mm256_set1_epi32(0x2020_2020);
+        let fold = _mm256_set1_epi32(FOLD as i32);
         let multiplier = _mm256_set1_epi32(HASH_MULTIPLIER as i32);
-        let shift = _mm_cvtsi32_si128((32 - self.bits) as i32);
-        let low_five = _mm256_set1_epi32(31);
-        let words = self.filter.as_ptr().cast::<i32>();
         let mut i = 0;
         while let Some(sixteen) = text.get(i..i + 16) {
             let (lo, hi) = sixteen.split_at(8);
@@ -189,22 +247,62 @@ impl GramSearch {
                 _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(bytes), cut),
                 fold,
             );
-            let hashes = _mm256_srl_epi32(_mm256_mullo_epi32(grams, multiplier), shift);
-            // SAFETY: a hash is below 2^bits and the filter holds 2^(bits-6) u64s, that
-            // is 2^(bits-5) u32s, so `hash >> 5` indexes inside it; on x86 (little
-            // endian) bit `hash & 31` of that u32 is bit `hash & 63` of the u64.
-            let gathered =
-                unsafe { _mm256_i32gather_epi32::<4>(words, _mm256_srli_epi32::<5>(hashes)) };
-            let bits = _mm256_srlv_epi32(gathered, _mm256_and_si256(hashes, low_five));
-            let mut set = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<31>(bits)));
+            let mut set = table.lookup_avx2(_mm256_mullo_epi32(grams, multiplier));
             while set != 0 {
                 let k = set.trailing_zeros() as usize;
                 set &= set - 1;
                 let at = i + k;
-                let gram = fold_window(&text[at..at + 4]);
-                self.compare(text, at, gram, hash(gram, self.bits), found);
+                let gram = self::fold(&text[at..at + 4]);
+                self.compare(table, text, at, gram, table.hash(gram), found);
             }
             i += 8;
+        }
+        i
+    }
+
+    /// The window loop of [`GramSearch::for_each`] over every [`STRIDE`]th window of
+    /// [`WIDE`] bytes, eight at a time: the 32 bytes from the first window are the eight
+    /// windows' first halves as they lie, and the 32 bytes four further on their second
+    /// halves. Returns the first window it did not look at, as
+    /// [`GramSearch::every_avx2`] does.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn strided_avx2(
+        &self,
+        table: &Table,
+        text: &[u8],
+        found: &mut impl FnMut(usize, usize, usize),
+    ) -> usize {
+        use std::arch::x86_64::*;
+        const _: () = assert!(STRIDE == 4 && WIDE == 8, "two loads four bytes apart");
+        let fold = _mm256_set1_epi32(FOLD as i32);
+        let (m_lo, m_hi) = (
+            _mm256_set1_epi32(HASH_MULTIPLIER as i32),
+            _mm256_set1_epi32(HASH_MULTIPLIER_HIGH as i32),
+        );
+        let mut i = 0;
+        while let Some(bytes) = text.get(i..i + 36) {
+            // SAFETY: `bytes` is 36 readable bytes, so both unaligned 32-byte loads
+            // (from 0 and from 4) are inside it.
+            let (lo, hi) = unsafe {
+                (
+                    _mm256_loadu_si256(bytes.as_ptr().cast()),
+                    _mm256_loadu_si256(bytes.as_ptr().add(4).cast()),
+                )
+            };
+            let product = _mm256_add_epi32(
+                _mm256_mullo_epi32(_mm256_or_si256(lo, fold), m_lo),
+                _mm256_mullo_epi32(_mm256_or_si256(hi, fold), m_hi),
+            );
+            let mut set = table.lookup_avx2(product);
+            while set != 0 {
+                let k = set.trailing_zeros() as usize;
+                set &= set - 1;
+                let at = i + STRIDE * k;
+                let gram = self::fold(&text[at..at + WIDE]);
+                self.compare(table, text, at, gram, table.hash(gram), found);
+            }
+            i += 8 * STRIDE;
         }
         i
     }
@@ -214,15 +312,18 @@ impl GramSearch {
     #[cold]
     fn compare(
         &self,
+        table: &Table,
         text: &[u8],
         at: usize,
-        gram: u32,
+        gram: u64,
         hash: u32,
         found: &mut impl FnMut(usize, usize, usize),
     ) {
+        #[cfg(test)]
+        COMPARES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let bucket = (hash >> DIRECTORY_SHIFT) as usize;
         let slots =
-            &self.slots[self.directory[bucket] as usize..self.directory[bucket + 1] as usize];
+            &table.slots[table.directory[bucket] as usize..table.directory[bucket + 1] as usize];
         for slot in slots {
             if slot.hash != hash || slot.gram != gram {
                 continue;
@@ -242,27 +343,113 @@ impl GramSearch {
     }
 }
 
+impl Table {
+    /// The table of `grams` (gram, literal, offset), each `width` bytes; `None` when
+    /// there are none.
+    fn new(width: usize, grams: Vec<(u64, u32, i32)>) -> Option<Table> {
+        if grams.is_empty() {
+            return None;
+        }
+        // About one bit in 128 set: a window of ordinary text sets off a comparison rarely,
+        // and the bitset (at most 512 KiB) stays in the cache.
+        let bits = (grams.len() * 128)
+            .next_power_of_two()
+            .trailing_zeros()
+            .clamp(10, 22);
+        let mut table = Table {
+            width,
+            bits,
+            filter: vec![0u64; 1 << (bits - 6)],
+            slots: Vec::with_capacity(grams.len()),
+            directory: Vec::new(),
+        };
+        for (gram, literal, offset) in grams {
+            let hash = table.hash(gram);
+            table.filter[(hash >> 6) as usize] |= 1 << (hash & 63);
+            table.slots.push(Slot {
+                hash,
+                gram,
+                literal,
+                offset,
+            });
+        }
+        table.slots.sort_unstable();
+        let buckets = 1usize << (bits - DIRECTORY_SHIFT);
+        table.directory = (0..=buckets)
+            .map(|b| {
+                table
+                    .slots
+                    .partition_point(|s| ((s.hash >> DIRECTORY_SHIFT) as usize) < b)
+                    as u32
+            })
+            .collect();
+        Some(table)
+    }
+
+    /// The filter bit of a folded gram: its halves multiplied by two odd constants and
+    /// added (what [`GramSearch::strided_avx2`] computes eight at a time with 32-bit
+    /// multiplies), the top `bits` bits of the sum. A four-byte gram has no high half.
+    #[inline]
+    fn hash(&self, gram: u64) -> u32 {
+        let (lo, hi) = (gram as u32, (gram >> 32) as u32);
+        let mut product = lo.wrapping_mul(HASH_MULTIPLIER);
+        if self.width > 4 {
+            product = product.wrapping_add(hi.wrapping_mul(HASH_MULTIPLIER_HIGH));
+        }
+        product >> (32 - self.bits)
+    }
+
+    /// Which of eight grams, given as their hashes' products (see [`Table::hash`]), have
+    /// their bit set in the filter, as the low eight bits: one gather.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn lookup_avx2(&self, products: std::arch::x86_64::__m256i) -> i32 {
+        use std::arch::x86_64::*;
+        let hashes = _mm256_srl_epi32(products, _mm_cvtsi32_si128((32 - self.bits) as i32));
+        // SAFETY: a hash is below 2^bits and the filter holds 2^(bits-6) u64s, that
+        // is 2^(bits-5) u32s, so `hash >> 5` indexes inside it; on x86 (little
+        // endian) bit `hash & 31` of that u32 is bit `hash & 63` of the u64.
+        let gathered = unsafe {
+            _mm256_i32gather_epi32::<4>(
+                self.filter.as_ptr().cast::<i32>(),
+                _mm256_srli_epi32::<5>(hashes),
+            )
+        };
+        let bits = _mm256_srlv_epi32(gathered, _mm256_and_si256(hashes, _mm256_set1_epi32(31)));
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<31>(bits)))
+    }
+}
+
+#[cfg(test)]
+pub(crate) static COMPARES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 const HASH_MULTIPLIER: u32 = 0x9E37_79B1;
+const HASH_MULTIPLIER_HIGH: u32 = 0x85EB_CA77;
 /// Hashes that share a directory bucket: 32 bits of the filter per bucket, so that the
 /// directory is an eighth of the filter's size and a bucket holds about one slot.
 const DIRECTORY_SHIFT: u32 = 5;
+/// Bit 5 of every byte (see [`fold`]).
+const FOLD: u32 = 0x2020_2020;
 
-#[inline]
-fn hash(gram: u32, bits: u32) -> u32 {
-    gram.wrapping_mul(HASH_MULTIPLIER) >> (32 - bits)
-}
-
-/// The folded gram of a four-byte window.
-fn fold_window(window: &[u8]) -> u32 {
-    fold(u32::from_le_bytes([
-        window[0], window[1], window[2], window[3],
-    ]))
-}
-
-/// Sets bit 5 of every byte: ASCII letters lose their case (other bytes may merge with
-/// a neighbour, which only costs a comparison, never an occurrence).
-fn fold(four: u32) -> u32 {
-    four | 0x2020_2020
+/// The folded gram of a window of four or eight bytes: bit 5 of every byte set, so that
+/// ASCII letters lose their case (other bytes may merge with a neighbour, which only
+/// costs a comparison, never an occurrence).
+fn fold(window: &[u8]) -> u64 {
+    match *window {
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d]) | FOLD),
+        [a, b, c, d, e, f, g, h] => {
+            u64::from_le_bytes([a, b, c, d, e, f, g, h]) | (u64::from(FOLD) << 32 | u64::from(FOLD))
+        }
+        // Only grams of four and WIDE bytes are made; any other short window folds the
+        // same way.
+        _ => {
+            let n = window.len().min(8);
+            let mut gram = [0u8; 8];
+            gram[..n].copy_from_slice(&window[..n]);
+            let fold = u64::from(FOLD) << 32 | u64::from(FOLD);
+            (u64::from_le_bytes(gram) | fold) & (u64::MAX >> (64 - 8 * n.max(1)))
+        }
+    }
 }
 
 /// How often a byte occurs in log text, roughly (higher: more often). A literal is
@@ -340,16 +527,21 @@ mod tests {
         // others, UTF-8) makes overlaps, repeats and near misses common.
         let alphabet = b"aAbB1]2[ \n@`{\xc3\xa9";
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut ways = [0; 2];
         for case in 0..400 {
-            let literals = rng.literals(alphabet, 40, 6);
+            // Every other case has more short literals than nibble masks take.
+            let most = if case % 2 == 0 { 40 } else { 160 };
+            let literals = rng.literals(alphabet, most, 10);
             let len = rng.below(300) as usize;
             let text = rng.bytes(alphabet, len);
+            ways[usize::from(GramSearch::new(&literals).unwrap().few_short.is_some())] += 1;
             assert_eq!(
                 grams(&literals, &text),
                 automaton(&literals, &text),
                 "case {case}: {literals:?} in {text:?}"
             );
         }
+        assert!(ways.iter().all(|&n| n > 100), "{ways:?}");
     }
 
     #[test]
@@ -359,14 +551,21 @@ mod tests {
         let alphabet = b"abcdeABCDE0123 :[]()_\n";
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for case in 0..200 {
-            let literals = rng.literals(alphabet, 60, 8);
+            let literals = rng.literals(alphabet, if case % 2 == 0 { 60 } else { 160 }, 12);
             let len = rng.below(3000) as usize;
             let text = rng.bytes(alphabet, len);
             let search = GramSearch::new(&literals).unwrap();
             let mut one_at_a_time = Vec::new();
             let mut push = |l, s, e| one_at_a_time.push((l, s, e));
             search.at_the_start(&text, &mut push);
-            search.windows_from(&text, 0, &mut push);
+            if let Some(teddy) = &search.few_short {
+                teddy.positions_from(&text, 0, &mut push);
+            }
+            for (table, step) in [(&search.every, 1), (&search.strided, STRIDE)] {
+                if let Some(table) = table {
+                    search.windows_from(table, &text, 0, step, &mut push);
+                }
+            }
             one_at_a_time.sort_unstable();
             assert_eq!(grams(&literals, &text), one_at_a_time, "case {case}");
             assert_eq!(one_at_a_time, automaton(&literals, &text), "case {case}");

@@ -66,6 +66,7 @@ mod analyze;
 mod gram_search;
 mod line_regex;
 mod matcher;
+mod teddy;
 
 pub use matcher::{
     ANALYSIS_VERSION, Analysis, MAX_PATTERN_LEN, Match, Matcher, Pattern, REGEX_SIZE_LIMIT, Stats,

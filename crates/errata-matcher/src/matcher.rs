@@ -605,8 +605,9 @@ impl Matcher {
                 )
             }));
         }
-        candidates
-            .sort_unstable_by_key(|(p, h)| (*p, target_key(h.target), h.span.start, h.span.end));
+        // Each hit's targets are in this order already (a literal's targets are listed by
+        // pattern), so the candidates are a few sorted runs, which a stable sort merges.
+        candidates.sort_by_key(|(p, h)| (*p, target_key(h.target), h.span.start, h.span.end));
         let mut k = 0;
         while k < candidates.len() {
             let p = candidates[k].0;
@@ -620,18 +621,21 @@ impl Matcher {
                 continue;
             };
             let line_text = &text[range.clone()];
-            // The regex first (it gives the real span), once its other required literals
-            // are confirmed in the line; an alias if the regex does not match.
+            // The regex first (it gives the real span), once its gate passed and its other
+            // required literals are confirmed in the line; an alias if the regex does not
+            // match. The gate goes first: it runs once per line for all the patterns
+            // behind it (the 150 error codes a line with `cuda` sets off), where each
+            // pattern's literals would be searched for again.
             let regex_match = (group
                 .iter()
                 .any(|(_, h)| matches!(h.target, Target::Verify(_)))
                 && compiled
+                    .gate
+                    .is_none_or(|g| memo.gate_passes(g, &self.gates, line_text, scratch))
+                && compiled
                     .confirm
                     .iter()
-                    .all(|set| memo.contains_any(line_text, set))
-                && compiled
-                    .gate
-                    .is_none_or(|g| memo.gate_passes(g, &self.gates, line_text, scratch)))
+                    .all(|set| memo.contains_any(line_text, set)))
             .then(|| {
                 compiled
                     .regex
