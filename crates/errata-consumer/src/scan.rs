@@ -24,8 +24,12 @@ use crate::index::{CHUNK_BYTES, MAX_LINE_BYTES};
 /// buffers (64 KiB), which still gather into large chunks.
 pub(crate) struct Chunker<R> {
     reader: R,
-    /// Read but not yet handed out: always less than one line beyond the last chunk.
+    /// `pending[..filled]` is read but not yet handed out: always less than one line
+    /// beyond the last chunk. The rest of `pending` is room for the next read, zeroed
+    /// once: a buffer comes back with the length of the chunk it carried, so a read
+    /// into it does not zero a megabyte first.
     pending: Vec<u8>,
+    filled: usize,
     eof: bool,
     caught_up: bool,
 }
@@ -38,6 +42,7 @@ impl<R: Read> Chunker<R> {
         Chunker {
             reader,
             pending: Vec::with_capacity(CHUNK_BYTES * 2),
+            filled: 0,
             eof: false,
             caught_up: false,
         }
@@ -53,55 +58,61 @@ impl<R: Read> Chunker<R> {
     pub fn next_into(&mut self, out: &mut Vec<u8>) -> std::io::Result<bool> {
         self.caught_up = false;
         loop {
-            while !self.eof && self.pending.len() < CHUNK_BYTES {
-                let before = self.pending.len();
+            while !self.eof && self.filled < CHUNK_BYTES {
+                let before = self.filled;
                 let n = self.read_some()?;
                 if n > 0
                     && n < LIVE_READ_BYTES
-                    && memchr::memchr(b'\n', &self.pending[before..]).is_some()
+                    && memchr::memchr(b'\n', &self.pending[before..self.filled]).is_some()
                 {
                     self.caught_up = true;
                     break;
                 }
             }
-            if self.pending.is_empty() {
+            if self.filled == 0 {
                 return Ok(false);
             }
-            let cut = match memchr::memrchr(b'\n', &self.pending) {
+            let cut = match memchr::memrchr(b'\n', &self.pending[..self.filled]) {
                 Some(i) => i + 1,
-                None if self.eof || self.pending.len() >= MAX_LINE_BYTES => self.pending.len(),
+                None if self.eof || self.filled >= MAX_LINE_BYTES => self.filled,
                 None => {
                     self.read_some()?;
                     continue;
                 }
             };
-            // The chunk keeps `pending`'s buffer; only the partial line after it moves.
-            out.clear();
-            out.extend_from_slice(&self.pending[cut..]);
+            // The chunk keeps `pending`'s buffer; only the partial line after it moves,
+            // to the front of `out`'s buffer, which becomes `pending`.
+            let rest = self.filled - cut;
+            if out.len() < rest {
+                out.resize(rest, 0);
+            }
+            out[..rest].copy_from_slice(&self.pending[cut..self.filled]);
             std::mem::swap(out, &mut self.pending);
             out.truncate(cut);
+            self.filled = rest;
             return Ok(true);
         }
     }
 
     /// Appends what one `read` returns (up to [`CHUNK_BYTES`]); returns how much.
     fn read_some(&mut self) -> std::io::Result<usize> {
-        let start = self.pending.len();
-        self.pending.resize(start + CHUNK_BYTES, 0);
-        let result = self.reader.read(&mut self.pending[start..]);
-        let n = match result {
+        let start = self.filled;
+        if self.pending.len() < start + CHUNK_BYTES {
+            self.pending.resize(start + CHUNK_BYTES, 0);
+        }
+        let n = match self
+            .reader
+            .read(&mut self.pending[start..start + CHUNK_BYTES])
+        {
             Ok(0) => {
                 self.eof = true;
                 0
             }
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
-            Err(e) => {
-                self.pending.truncate(start);
-                return Err(e);
-            }
+            Err(e) => return Err(e),
         };
-        self.pending.truncate(start + n);
+        self.filled = start + n;
         Ok(n)
     }
 }
