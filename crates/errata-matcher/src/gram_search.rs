@@ -101,12 +101,8 @@ impl GramSearch {
             return None;
         }
         let literals: Vec<Vec<u8>> = literals.iter().map(|l| l.to_ascii_lowercase()).collect();
-        let short: Vec<(u32, Vec<u8>)> = (0u32..)
-            .zip(&literals)
-            .filter(|(_, l)| l.len() < STRIDED_LEN)
-            .map(|(i, l)| (i, l.clone()))
-            .collect();
-        let few_short = short.len() <= teddy::MAX_LITERALS;
+        let few_short =
+            literals.iter().filter(|l| l.len() < STRIDED_LEN).count() <= teddy::MAX_LITERALS;
         let mut every: Vec<(u64, u32, i32)> = Vec::new();
         let mut strided: Vec<(u64, u32, i32)> = Vec::new();
         let mut three_byte = Vec::new();
@@ -144,7 +140,16 @@ impl GramSearch {
             }
         }
         Some(GramSearch {
-            few_short: if few_short { Teddy::new(&short) } else { None },
+            few_short: few_short
+                .then(|| {
+                    let short: Vec<(u32, Vec<u8>)> = (0u32..)
+                        .zip(&literals)
+                        .filter(|(_, l)| l.len() < STRIDED_LEN)
+                        .map(|(i, l)| (i, l.clone()))
+                        .collect();
+                    Teddy::new(&short)
+                })
+                .flatten(),
             every: Table::new(4, every),
             strided: Table::new(WIDE, strided),
             literals,
@@ -319,8 +324,6 @@ impl GramSearch {
         hash: u32,
         found: &mut impl FnMut(usize, usize, usize),
     ) {
-        #[cfg(test)]
-        COMPARES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let bucket = (hash >> DIRECTORY_SHIFT) as usize;
         let slots =
             &table.slots[table.directory[bucket] as usize..table.directory[bucket + 1] as usize];
@@ -421,15 +424,14 @@ impl Table {
     }
 }
 
-#[cfg(test)]
-pub(crate) static COMPARES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 const HASH_MULTIPLIER: u32 = 0x9E37_79B1;
 const HASH_MULTIPLIER_HIGH: u32 = 0x85EB_CA77;
 /// Hashes that share a directory bucket: 32 bits of the filter per bucket, so that the
 /// directory is an eighth of the filter's size and a bucket holds about one slot.
 const DIRECTORY_SHIFT: u32 = 5;
-/// Bit 5 of every byte (see [`fold`]).
+/// Bit 5 of every byte (see [`fold`]), of a four-byte gram and of an eight-byte one.
 const FOLD: u32 = 0x2020_2020;
+const FOLD_WIDE: u64 = 0x2020_2020_2020_2020;
 
 /// The folded gram of a window of four or eight bytes: bit 5 of every byte set, so that
 /// ASCII letters lose their case (other bytes may merge with a neighbour, which only
@@ -437,17 +439,14 @@ const FOLD: u32 = 0x2020_2020;
 fn fold(window: &[u8]) -> u64 {
     match *window {
         [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d]) | FOLD),
-        [a, b, c, d, e, f, g, h] => {
-            u64::from_le_bytes([a, b, c, d, e, f, g, h]) | (u64::from(FOLD) << 32 | u64::from(FOLD))
-        }
+        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]) | FOLD_WIDE,
         // Only grams of four and WIDE bytes are made; any other short window folds the
         // same way.
         _ => {
             let n = window.len().min(8);
             let mut gram = [0u8; 8];
             gram[..n].copy_from_slice(&window[..n]);
-            let fold = u64::from(FOLD) << 32 | u64::from(FOLD);
-            (u64::from_le_bytes(gram) | fold) & (u64::MAX >> (64 - 8 * n.max(1)))
+            (u64::from_le_bytes(gram) | FOLD_WIDE) & (u64::MAX >> (64 - 8 * n.max(1)))
         }
     }
 }
