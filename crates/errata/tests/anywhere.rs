@@ -30,6 +30,38 @@ fn match_answers_from_the_built_in_knowledge_base_in_an_empty_directory() {
 }
 
 #[test]
+fn the_built_in_knowledge_base_is_read_without_writing_files() {
+    // `match`, `decode` and `incidents` read the packed entries straight out of the
+    // binary: nothing is unpacked into a temporary directory (it used to be, which was
+    // most of their start-up). TMPDIR names a file, so that any temporary directory
+    // would fail to be made, even for root.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let not_a_dir = tempfile::NamedTempFile::new().expect("file");
+    let log = tempfile::NamedTempFile::new().expect("log file");
+    std::fs::write(
+        log.path(),
+        b"RuntimeError: CUDA error: an illegal memory access was encountered\n",
+    )
+    .expect("write log");
+    for args in [
+        &["match", "--format", "json", common::s(log.path())][..],
+        &["decode", "700"],
+        &["incidents", common::s(log.path())],
+    ] {
+        let out = common::command(dir.path(), args)
+            .env("TMPDIR", not_a_dir.path())
+            .output()
+            .expect("run errata");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("cuda/illegal-memory-access"),
+            "{args:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn version_names_the_built_in_knowledge_base() {
     let run = errata(&repo(), &["--version"]);
     assert_eq!(run.code, 0, "{}", run.all());

@@ -1,6 +1,6 @@
 //! Helpers shared by subcommands: configuration, loading, printing diagnostics.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Read as _};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -174,21 +174,36 @@ pub struct DataDir {
     _scratch: Option<tempfile::TempDir>,
 }
 
+/// Where the knowledge a command answers from lives.
+pub enum DataSource {
+    /// A data directory: the one `--data` names, else the configured one.
+    Dir(PathBuf),
+    /// The knowledge base packed into this binary (there is no data directory here).
+    BuiltIn,
+}
+
 /// The data directory `data` names; else the configured one (`data_dir` in
 /// `errata.toml`, else `data`) when it exists; else the knowledge base packed into this
-/// binary, unpacked into a scratch directory: `errata match`, `decode` and `mcp` work in
-/// any directory. A `--data` that does not exist is an error, never silently replaced.
-pub fn data_or_embedded(data: Option<PathBuf>) -> Result<DataDir> {
+/// binary: `errata match`, `decode` and `mcp` work in any directory. A `--data` that does
+/// not exist is an error, never silently replaced.
+pub fn data_source(data: Option<PathBuf>) -> Result<DataSource> {
     if let Some(path) = data {
-        return Ok(DataDir {
-            path,
-            _scratch: None,
-        });
+        return Ok(DataSource::Dir(path));
     }
     let configured = config()?.data_dir;
     if configured.is_dir() {
+        return Ok(DataSource::Dir(configured));
+    }
+    Ok(DataSource::BuiltIn)
+}
+
+/// [`data_source`] as a directory: the built-in knowledge base is unpacked into a scratch
+/// directory, for a command that needs all of it on disk (`errata mcp` bundles it, run
+/// records included).
+pub fn data_or_embedded(data: Option<PathBuf>) -> Result<DataDir> {
+    if let DataSource::Dir(path) = data_source(data)? {
         return Ok(DataDir {
-            path: configured,
+            path,
             _scratch: None,
         });
     }
@@ -199,15 +214,50 @@ pub fn data_or_embedded(data: Option<PathBuf>) -> Result<DataDir> {
         .unpack(&path)
         .context("unpacking the knowledge base built into errata")?;
     if !path.join("signatures").is_dir() {
-        anyhow::bail!(
-            "no data directory here ({}) and this errata was built without a knowledge base: pass --data DIR or --bundle FILE",
-            configured.display()
-        );
+        anyhow::bail!(no_built_in_knowledge()?);
     }
     Ok(DataDir {
         path,
         _scratch: Some(scratch),
     })
+}
+
+/// The entries of [`data_source`]: the knowledge base loaded from its directory, or the
+/// built-in one's `signatures/` read straight out of the binary. An answering command
+/// needs only the entries, and writing the packed files into a scratch directory only to
+/// read them back (and delete them) was most of its start-up with the built-in one.
+pub fn entries_of(data: Option<PathBuf>) -> Result<KnowledgeBase> {
+    let dir = match data_source(data)? {
+        DataSource::Dir(dir) => return Ok(KnowledgeBase::load(&dir)?),
+        DataSource::BuiltIn => Path::new(BUILT_IN),
+    };
+    let mut files = Vec::new();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(EMBEDDED_DATA));
+    let unpacking = "unpacking the knowledge base built into errata";
+    for member in archive.entries().context(unpacking)? {
+        let mut member = member.context(unpacking)?;
+        let path = member.path().context(unpacking)?.into_owned();
+        if !path.starts_with("signatures") {
+            continue;
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(member.size()).unwrap_or(0));
+        member.read_to_end(&mut bytes).context(unpacking)?;
+        files.push((dir.join(path), bytes));
+    }
+    if files.is_empty() {
+        anyhow::bail!(no_built_in_knowledge()?);
+    }
+    Ok(KnowledgeBase::from_files(dir, files))
+}
+
+/// What the built-in knowledge base's files are shown under (it has no directory).
+const BUILT_IN: &str = "(built-in knowledge base)";
+
+fn no_built_in_knowledge() -> Result<String> {
+    Ok(format!(
+        "no data directory here ({}) and this errata was built without a knowledge base: pass --data DIR or --bundle FILE",
+        config()?.data_dir.display()
+    ))
 }
 
 /// Where an answering command (`match`, `decode`, `incidents`, `audit`, `mcp`) takes

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use errata_consumer::{Entry, Found, Index, Lang};
-use errata_load::KnowledgeBase;
 
 /// Arguments.
 #[derive(clap::Args)]
@@ -173,13 +172,15 @@ fn progress_bar(file: &std::fs::File) -> indicatif::ProgressBar {
 /// Entries straight from the data directory, for matching without a bundle. Entries
 /// whose regex does not compile are left out with a warning (`errata check` reports them).
 pub(crate) fn index_from_data(data: Option<PathBuf>) -> anyhow::Result<Index> {
-    let dir = super::common::data_or_embedded(data)?;
-    let kb = KnowledgeBase::load(&dir.path)?;
+    let kb = super::common::entries_of(data)?;
     let mut entries: Vec<Entry> = kb
         .entries
         .iter()
         .filter(|d| d.entry.as_ref().is_some_and(|e| !e.id.is_empty()))
-        .filter_map(|d| Entry::from_value(d.value()).ok())
+        .filter_map(|d| {
+            let raw = serde_json::value::RawValue::from_string(d.text().to_owned()).ok()?;
+            Entry::from_raw(raw).ok()
+        })
         .collect();
     entries.sort_by(|a, b| a.id.cmp(&b.id));
     entries.dedup_by(|a, b| a.id == b.id);
