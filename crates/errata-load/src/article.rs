@@ -228,7 +228,7 @@ fn scan_body(src: &SourceFile, body: Range<usize>, doc: &mut ArticleDoc) {
                     }
                     CodeBlockKind::Indented => (String::new(), range.start, false),
                 };
-                let (line, _) = src.lines.line_col(&src.text, range.start);
+                let (line, _) = src.lines().line_col(&src.text, range.start);
                 code = Some(CodeBlock {
                     info,
                     info_offset,

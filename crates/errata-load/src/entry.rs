@@ -191,7 +191,7 @@ fn too_deep(bytes: &[u8]) -> Option<usize> {
 
 fn syntax_error(src: &SourceFile, e: &serde_json::Error) -> Diagnostic {
     // serde_json reports a 1-based line and a 1-based byte column (0 at a line start).
-    let line_start = src.lines.line_start(e.line(), src.text.len());
+    let line_start = src.lines().line_start(e.line(), src.text.len());
     let offset = (line_start + e.column().saturating_sub(1)).min(src.text.len());
     let message = strip_position(&e.to_string());
     let help = if message.contains("recursion limit") {

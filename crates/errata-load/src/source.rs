@@ -19,27 +19,33 @@ pub struct SourceFile {
     pub text: Arc<str>,
     /// Where the first invalid UTF-8 byte was, if any.
     pub invalid_utf8_at: Option<usize>,
-    /// Line starts, for [`SourceFile::location`].
-    pub lines: LineIndex,
+    /// Line starts, for [`SourceFile::location`]: found on first use. A clean entry
+    /// never needs them, and indexing every line of 10,000 files up front was a few
+    /// percent of a check.
+    lines: std::sync::OnceLock<LineIndex>,
 }
 
 impl SourceFile {
     /// A source from text already in memory.
     pub fn new(path: PathBuf, text: String) -> SourceFile {
-        let lines = LineIndex::new(&text);
         SourceFile {
             path,
             text: text.into(),
             invalid_utf8_at: None,
-            lines,
+            lines: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The text's line starts.
+    pub fn lines(&self) -> &LineIndex {
+        self.lines.get_or_init(|| LineIndex::new(&self.text))
     }
 
     /// The location of a byte range (clamped to the text and to char boundaries).
     pub fn location(&self, range: std::ops::Range<usize>) -> Location {
         let start = floor_char_boundary(&self.text, range.start.min(self.text.len()));
         let end = floor_char_boundary(&self.text, range.end.clamp(start, self.text.len()));
-        let (line, column) = self.lines.line_col(&self.text, start);
+        let (line, column) = self.lines().line_col(&self.text, start);
         Location {
             line,
             column,
@@ -66,7 +72,7 @@ impl LineIndex {
     /// Indexes `text`.
     pub fn new(text: &str) -> LineIndex {
         let mut starts = vec![0];
-        starts.extend(memchr_newlines(text.as_bytes()));
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
         LineIndex { starts }
     }
 
@@ -85,14 +91,6 @@ impl LineIndex {
             .copied()
             .unwrap_or(text_len)
     }
-}
-
-fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|&(_, &b)| b == b'\n')
-        .map(|(i, _)| i + 1)
 }
 
 /// Reads a data file. Problems with the file itself become diagnostics; the returned
@@ -142,12 +140,11 @@ pub(crate) fn source_from_bytes(
             (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
         }
     };
-    let lines = LineIndex::new(&text);
     Ok(SourceFile {
         path: display.to_path_buf(),
         text: text.into(),
         invalid_utf8_at,
-        lines,
+        lines: std::sync::OnceLock::new(),
     })
 }
 
