@@ -154,7 +154,8 @@ impl KnowledgeBase {
     /// read exactly as [`KnowledgeBase::load`] reads a file (size limit, invalid UTF-8)
     /// and parsed by the same code; entries come before articles, each sorted by path.
     ///
-    /// For tests and fuzzing, where a directory per input would cost more than the parse.
+    /// For the knowledge base packed into the `errata` binary (read out of it in memory),
+    /// and for tests and fuzzing, where a directory per input would cost more than the parse.
     pub fn from_files(root: &Path, files: Vec<(PathBuf, Vec<u8>)>) -> KnowledgeBase {
         let root = display_path(root);
         let kind = |path: &Path| {
