@@ -139,7 +139,7 @@ fn check_and_report(kb: &KnowledgeBase) {
         diagnostics.is_sorted_by_key(|d| d.sort_key()),
         "diagnostics are sorted"
     );
-    let source = |p: &Path| kb.source(p).map(|s| &*s.text);
+    let source = |p: &Path| kb.source(p).map(|s| s.text.as_str());
     let rule_summary = |id: &str| errata_check::rule_info(id).map(|r| r.summary);
     let cx = Context {
         files: kb.sources().len(),

@@ -13,7 +13,7 @@ pub struct EntryDoc {
     /// The id the path implies (`<domain>/<slug>` from `signatures/<domain>/<slug>.json`).
     pub path_id: Option<String>,
     /// The file's text (shared with its [`SourceFile`](crate::SourceFile)).
-    text: Arc<str>,
+    text: Arc<String>,
     /// The typed entry, when the JSON has the right shape for it. `None` means the
     /// semantic rules cannot run on this file (its schema errors say why).
     pub entry: Option<Entry>,

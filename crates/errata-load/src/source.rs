@@ -15,8 +15,9 @@ pub struct SourceFile {
     pub path: PathBuf,
     /// The text. Invalid UTF-8 is replaced (U+FFFD) after the first invalid byte, which
     /// is itself reported; the valid prefix keeps its offsets. Shared with the entry
-    /// loaded from it.
-    pub text: Arc<str>,
+    /// loaded from it. An `Arc<String>` rather than an `Arc<str>`: the buffer the file
+    /// was read into is kept, where an `Arc<str>` copies every text once more.
+    pub text: Arc<String>,
     /// Where the first invalid UTF-8 byte was, if any.
     pub invalid_utf8_at: Option<usize>,
     /// Line starts, for [`SourceFile::location`]: found on first use. A clean entry

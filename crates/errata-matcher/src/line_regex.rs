@@ -23,8 +23,11 @@ use regex_syntax::hir::{Hir, literal};
 #[derive(Debug)]
 pub(crate) struct LineRegex {
     plain: Engines,
-    /// What every match starts with (`None`: no finite set), for [`LineRegex::hot`].
-    prefixes: Option<Box<[Box<[u8]>]>>,
+    /// What every match starts with, as extracted (infinite: no finite set), for
+    /// [`LineRegex::hot`]. Narrowed to the prefilter's literals only once the regex is
+    /// hot: that step was a fortieth of `errata check`, which compiles every regex of
+    /// a knowledge base and makes few of them hot.
+    prefixes: literal::Seq,
     /// Searches so far, counted until the regex is [`HOT_USES`] hot.
     uses: AtomicU32,
     /// The engines again with a prefilter over `prefixes` (`None`: no fast one), built
@@ -80,15 +83,9 @@ impl LineRegex {
                     None => e.to_string(),
                 })
         })?;
-        let mut prefixes = literal::Extractor::new()
+        let prefixes = literal::Extractor::new()
             .kind(literal::ExtractKind::Prefix)
             .extract(hir);
-        // What `Prefilter::from_hir_prefix` does before building.
-        prefixes.optimize_for_prefix_by_preference();
-        let prefixes = prefixes
-            .literals()
-            .filter(|l| !l.is_empty())
-            .map(|l| l.iter().map(|l| Box::from(l.as_bytes())).collect());
         Ok(LineRegex {
             plain: Engines::new(nfa, None)?,
             prefixes,
@@ -99,7 +96,7 @@ impl LineRegex {
 
     /// The engines to search with: with a prefilter once the regex is hot.
     fn engines(&self) -> &Engines {
-        if self.prefixes.is_none() {
+        if !self.prefixes.is_finite() {
             return &self.plain;
         }
         if let Some(hot) = self.hot.get() {
@@ -110,7 +107,10 @@ impl LineRegex {
         }
         self.hot
             .get_or_init(|| {
-                let prefixes = self.prefixes.as_deref()?;
+                let mut prefixes = self.prefixes.clone();
+                // What `Prefilter::from_hir_prefix` does before building.
+                prefixes.optimize_for_prefix_by_preference();
+                let prefixes = prefixes.literals().filter(|l| !l.is_empty())?;
                 let prefilter = Prefilter::new(MatchKind::LeftmostFirst, prefixes)
                     .filter(Prefilter::is_fast)?;
                 Engines::new(self.plain.backtrack.get_nfa().clone(), Some(prefilter)).ok()

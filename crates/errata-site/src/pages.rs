@@ -25,7 +25,7 @@ pub(crate) trait Texts: Sync {
 
 impl Texts for errata_load::KnowledgeBase {
     fn text(&self, path: &std::path::Path) -> Option<&str> {
-        self.source(path).map(|s| &*s.text)
+        self.source(path).map(|s| s.text.as_str())
     }
 }
 

@@ -25,12 +25,12 @@ struct Store {
     entries: BTreeMap<PathBuf, EntryDoc>,
     articles: BTreeMap<PathBuf, ArticleDoc>,
     /// File path (as in the documents) → text.
-    texts: HashMap<PathBuf, Arc<str>>,
+    texts: HashMap<PathBuf, Arc<String>>,
 }
 
 impl Texts for Store {
     fn text(&self, path: &Path) -> Option<&str> {
-        self.texts.get(path).map(|t| &**t)
+        self.texts.get(path).map(|t| t.as_str())
     }
 }
 
@@ -273,7 +273,7 @@ impl SiteState {
         // Swap the documents.
         let root = self.store.root.clone();
         let kb_root = kb.root.clone();
-        let texts: HashMap<PathBuf, Arc<str>> = kb
+        let texts: HashMap<PathBuf, Arc<String>> = kb
             .sources()
             .iter()
             .filter_map(|s| {

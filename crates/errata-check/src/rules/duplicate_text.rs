@@ -43,7 +43,7 @@ pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
             };
             let mut buf = String::new();
             let mut hashes = Vec::new();
-            for (f, (_, text)) in prose_fields(e).into_iter().enumerate() {
+            for (f, (_, text)) in prose_fields(e).enumerate() {
                 for_each_sentence(text, &mut buf, |s| hashes.push((hash(s), f)));
             }
             hashes
@@ -52,11 +52,11 @@ pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
     // Every (hash, entry, field), sorted on every core: equal sentences end up side by
     // side. A group whose entries differ is then compared by text, which the few
     // sentences that really repeat (and any hash collision) need.
-    let mut all: Vec<(u64, usize, usize)> = per_entry
-        .into_iter()
-        .enumerate()
-        .flat_map(|(i, hashes)| hashes.into_iter().map(move |(h, f)| (h, i, f)))
-        .collect();
+    let mut all: Vec<(u64, usize, usize)> =
+        Vec::with_capacity(per_entry.iter().map(Vec::len).sum());
+    for (i, hashes) in per_entry.into_iter().enumerate() {
+        all.extend(hashes.into_iter().map(|(h, f)| (h, i, f)));
+    }
     all.par_sort_unstable();
     // Each field that shares a sentence with another entry, naming the first other entry
     // (several shared sentences of one field with one entry are one finding). Every
@@ -71,7 +71,7 @@ pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
             let Some(text) = cx.kb.entries[i]
                 .entry
                 .as_ref()
-                .and_then(|e| prose_fields(e).into_iter().nth(f))
+                .and_then(|e| prose_fields(e).nth(f))
                 .map(|(_, t)| t)
             else {
                 continue;
@@ -106,8 +106,8 @@ pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
         let Some(pointer) = doc
             .entry
             .as_ref()
-            .and_then(|e| prose_fields(e).into_iter().nth(*f))
-            .map(|(p, _)| p)
+            .and_then(|e| prose_fields(e).nth(*f))
+            .map(|(field, _)| field.pointer())
         else {
             continue;
         };
@@ -123,24 +123,56 @@ pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Every prose field the rule compares, with its JSON pointer.
-fn prose_fields(e: &Entry) -> Vec<(String, &str)> {
-    let mut out = vec![
-        ("/root_cause".to_string(), e.root_cause.as_str()),
-        ("/root_cause_zh".to_string(), e.root_cause_zh.as_str()),
-    ];
-    for (i, d) in e.dead_ends.iter().enumerate() {
-        out.push((format!("/dead_ends/{i}/action"), d.action.as_str()));
-        out.push((format!("/dead_ends/{i}/why_fails"), d.why_fails.as_str()));
+/// A prose field the rule compares. Its JSON pointer is written out only for a field
+/// that is reported: hashing every sentence of 10,000 entries needs none of them.
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    RootCause,
+    RootCauseZh,
+    /// A dead end's `action` or `why_fails`.
+    DeadEnd(usize, &'static str),
+    /// A workaround's `action` or `how`.
+    Workaround(usize, &'static str),
+    WorkaroundZh(usize),
+}
+
+impl Field {
+    fn pointer(self) -> String {
+        match self {
+            Field::RootCause => "/root_cause".to_string(),
+            Field::RootCauseZh => "/root_cause_zh".to_string(),
+            Field::DeadEnd(i, key) => format!("/dead_ends/{i}/{key}"),
+            Field::Workaround(i, key) => format!("/workarounds/{i}/{key}"),
+            Field::WorkaroundZh(i) => format!("/workarounds_zh/{i}"),
+        }
     }
-    for (i, w) in e.workarounds.iter().enumerate() {
-        out.push((format!("/workarounds/{i}/action"), w.action.as_str()));
-        out.push((format!("/workarounds/{i}/how"), w.how.as_str()));
-    }
-    for (i, zh) in e.workarounds_zh.iter().enumerate() {
-        out.push((format!("/workarounds_zh/{i}"), zh.as_str()));
-    }
-    out
+}
+
+/// Every prose field the rule compares, in a fixed order (a field is named by its
+/// position in it).
+fn prose_fields(e: &Entry) -> impl Iterator<Item = (Field, &str)> {
+    let dead_ends = e.dead_ends.iter().enumerate().flat_map(|(i, d)| {
+        [
+            (Field::DeadEnd(i, "action"), d.action.as_str()),
+            (Field::DeadEnd(i, "why_fails"), d.why_fails.as_str()),
+        ]
+    });
+    let workarounds = e.workarounds.iter().enumerate().flat_map(|(i, w)| {
+        [
+            (Field::Workaround(i, "action"), w.action.as_str()),
+            (Field::Workaround(i, "how"), w.how.as_str()),
+        ]
+    });
+    let zh =
+        (e.workarounds_zh.iter().enumerate()).map(|(i, t)| (Field::WorkaroundZh(i), t.as_str()));
+    [
+        (Field::RootCause, e.root_cause.as_str()),
+        (Field::RootCauseZh, e.root_cause_zh.as_str()),
+    ]
+    .into_iter()
+    .chain(dead_ends)
+    .chain(workarounds)
+    .chain(zh)
 }
 
 fn hash(s: &str) -> u64 {

@@ -102,7 +102,7 @@ pub fn colour_on_stdout() -> bool {
 /// Prints diagnostics in `format` to stdout (human output goes to stdout too, like rustc's
 /// `--error-format` when redirected, so it can be piped).
 pub fn print(format: Format, diagnostics: &[Diagnostic], kb: &KnowledgeBase, files: usize) {
-    let source = |p: &Path| kb.source(p).map(|s| &*s.text);
+    let source = |p: &Path| kb.source(p).map(|s| s.text.as_str());
     let summary = |id: &str| errata_check::rule_info(id).map(|r| r.summary);
     let cx = Context {
         files,

@@ -104,7 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     drop(err);
 
-    let source = |path: &std::path::Path| kb.source(path).map(|s| &*s.text);
+    let source = |path: &std::path::Path| kb.source(path).map(|s| s.text.as_str());
     let color = args.format == Format::Human && super::common::colour_on_stdout();
     let cx = Context {
         files: kb.sources().len(),
