@@ -117,10 +117,17 @@ fn is_cp1252_continuation(c: char) -> bool {
 
 /// Normalised text for "is this the same sentence?" comparisons: lower-case words only.
 pub(crate) fn normalized_words(text: &str) -> Vec<String> {
+    words(text).map(str::to_lowercase).collect()
+}
+
+/// How many words [`normalized_words`] gives, without allocating them.
+pub(crate) fn word_count(text: &str) -> usize {
+    words(text).count()
+}
+
+fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
 }
 
 /// `key` as one JSON Pointer reference token (RFC 6901: `~` is `~0`, `/` is `~1`).

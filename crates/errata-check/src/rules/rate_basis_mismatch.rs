@@ -45,7 +45,6 @@ pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic
     for (list, key, side, items) in lists {
         for (i, (rate, basis)) in items.into_iter().enumerate() {
             if let Some(b) = basis {
-                let at = format!("/{list}/{i}");
                 let mut found = problems(b, rate, key, side);
                 if b.kind == "runs" {
                     found.extend(unconfirmed_runs(cx, b));
@@ -55,7 +54,7 @@ pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic
                         diag(
                             "rate-basis-mismatch",
                             &doc.path,
-                            Anchor::Value(format!("{at}{pointer}")),
+                            Anchor::Value(format!("/{list}/{i}{pointer}")),
                             message,
                         )
                         .with_help(format!(
@@ -114,18 +113,19 @@ fn problems(b: &Basis, rate: f64, key: &str, side: &str) -> Vec<(String, String)
         }
     }
     for (j, it) in b.items.iter().enumerate() {
-        let here = format!("/basis/items/{j}");
+        // Written out only for an item with a problem (most items have none).
+        let here = || format!("/basis/items/{j}");
         if b.kind == "reports" {
             let url = it.url.as_deref().unwrap_or("");
             if !url.starts_with("https://") {
                 out.push((
-                    format!("{here}/url"),
+                    format!("{}/url", here()),
                     "a counted report needs the https URL of its thread".into(),
                 ));
             }
             if it.quote.trim().is_empty() {
                 out.push((
-                    format!("{here}/quote"),
+                    format!("{}/quote", here()),
                     "a counted report needs the reporter's own words in `quote`".into(),
                 ));
             }
@@ -133,7 +133,7 @@ fn problems(b: &Basis, rate: f64, key: &str, side: &str) -> Vec<(String, String)
             if it.run_snippet().is_none() {
                 let run = it.run.as_deref().unwrap_or("");
                 out.push((
-                    format!("{here}/run"),
+                    format!("{}/run", here()),
                     format!("`{run}` is not `<data file>:<line>` of a snippet"),
                 ));
             }

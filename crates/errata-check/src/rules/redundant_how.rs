@@ -9,11 +9,16 @@ use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
-use crate::text::normalized_words;
+use crate::text::{normalized_words, word_count};
 
 pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
     for (i, w) in e.workarounds.iter().enumerate() {
+        // `how` can repeat `action` only with no more words than it has; counted first,
+        // since `how` is nearly always the longer and lower-casing both allocates.
+        if word_count(&w.how) > word_count(&w.action) {
+            continue;
+        }
         let (action, how) = (normalized_words(&w.action), normalized_words(&w.how));
         if how.is_empty() {
             continue;
