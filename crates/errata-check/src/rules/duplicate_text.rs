@@ -163,8 +163,11 @@ fn prose_fields(e: &Entry) -> impl Iterator<Item = (Field, &str)> {
             (Field::Workaround(i, "how"), w.how.as_str()),
         ]
     });
-    let zh =
-        (e.workarounds_zh.iter().enumerate()).map(|(i, t)| (Field::WorkaroundZh(i), t.as_str()));
+    let zh = e
+        .workarounds_zh
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (Field::WorkaroundZh(i), t.as_str()));
     [
         (Field::RootCause, e.root_cause.as_str()),
         (Field::RootCauseZh, e.root_cause_zh.as_str()),
