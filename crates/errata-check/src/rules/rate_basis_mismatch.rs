@@ -4,7 +4,9 @@
 //! of them whose `outcome` goes the rate's way (`failed` for a dead end's `fail_rate`,
 //! `worked` for a workaround's `success_rate`), and the rate is K/N to two decimals:
 //! `{"n": 4, "k": 3}` goes with 0.75. A report is re-openable: an https `url` (the
-//! comment's anchor where there is one) and the reporter's own words in `quote`. A run
+//! comment's anchor where there is one) and the reporter's own words in `quote`; and
+//! one or two reports are not a count (one thread's luck reads as "1 of 1"): with fewer
+//! than three, the rate is an `estimate`, and the threads go in the item's `sources`. A run
 //! names its snippet as `<data file>:<line>` (`articles/cuda/sticky-errors.md:142`, the
 //! line of the opening fence; an entry's `verify` by the line its run record gives), and
 //! that snippet must have a current run-tier record under `runs/` (same file and line,
@@ -67,6 +69,10 @@ pub(super) fn entry(cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic
     }
 }
 
+/// Reports a `reports` basis needs: fewer are an estimate (what counts as a report, and
+/// when to stop counting, is `docs/evidence.md`'s).
+const MIN_REPORTS: u64 = 3;
+
 /// Each problem as (pointer below the item, message).
 fn problems(b: &Basis, rate: f64, key: &str, side: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -87,6 +93,12 @@ fn problems(b: &Basis, rate: f64, key: &str, side: &str) -> Vec<(String, String)
     };
     if k > n {
         out.push(("/basis/k".into(), format!("k = {k} is more than n = {n}")));
+    }
+    if b.kind == "reports" && n < MIN_REPORTS {
+        out.push((
+            "/basis/n".into(),
+            format!("{n} report(s) are too few to count: with fewer than {MIN_REPORTS}, the rate is an estimate"),
+        ));
     }
     if b.items.len() as u64 != n {
         out.push((
@@ -255,6 +267,26 @@ mod tests {
         );
     }
 
+    /// One or two threads are a story, not a count: the basis must be an estimate. Runs
+    /// are not held to it (one run of a snippet is the whole experiment).
+    #[test]
+    fn fewer_than_three_reports_are_an_estimate() {
+        for n in [1u64, 2] {
+            let mut e = valid_entry("cuda/a");
+            e["workarounds"][0]["success_rate"] = 1.0.into();
+            let items: Vec<_> = (0..n).map(|_| report("worked")).collect();
+            e["workarounds"][0]["basis"] =
+                json!({"kind": "reports", "n": n, "k": n, "items": items});
+            let d = entry_diags(&e, "rate-basis-mismatch");
+            assert_eq!(d.len(), 1, "{d:#?}");
+            assert_eq!(d[0].pointer(), Some("/workarounds/0/basis/n"));
+            assert_eq!(
+                d[0].message,
+                format!("{n} report(s) are too few to count: with fewer than 3, the rate is an estimate")
+            );
+        }
+    }
+
     #[test]
     fn a_count_on_a_half_rounds_either_way() {
         let items: Vec<_> = (0..8)
@@ -276,14 +308,14 @@ mod tests {
     #[test]
     fn k_counts_the_rates_side_and_outcomes_are_refused() {
         let mut e = valid_entry("cuda/a");
-        e["dead_ends"][0]["fail_rate"] = 1.0.into();
-        e["dead_ends"][0]["basis"] =
-            json!({"kind": "reports", "n": 1, "k": 1, "items": [report("worked")]});
+        e["dead_ends"][0]["fail_rate"] = 0.67.into();
+        e["dead_ends"][0]["basis"] = json!({"kind": "reports", "n": 3, "k": 2,
+            "items": [report("worked"), report("failed"), report("worked")]});
         e["workarounds"][0]["basis"] = json!({"kind": "outcomes", "n": 2, "k": 2});
         let d = entry_diags(&e, "rate-basis-mismatch");
         assert_eq!(d.len(), 2, "{d:#?}");
         assert_eq!(d[0].pointer(), Some("/dead_ends/0/basis/k"));
-        assert!(d[0].message.contains("0 listed item(s) say `failed`"));
+        assert!(d[0].message.contains("1 listed item(s) say `failed`"));
         assert_eq!(d[1].pointer(), Some("/workarounds/0/basis/kind"));
     }
 
