@@ -59,7 +59,8 @@ impl Found<'_> {
     /// entry (`id`, `signature`, `via`, `specificity`), and its advice in `lang`
     /// (`root_cause`, `dead_ends`, `workarounds`, each most likely first).
     pub fn to_json(&self, lang: crate::Lang) -> serde_json::Value {
-        let mut json = self.where_and_which(lang);
+        let mut json = serde_json::to_value(self.where_and_which(lang))
+            .unwrap_or_else(|_| serde_json::Value::Object(serde_json::Map::new()));
         if let (Some(object), serde_json::Value::Object(advice)) =
             (json.as_object_mut(), advice_json(self.entry, lang))
         {
@@ -69,22 +70,37 @@ impl Found<'_> {
     }
 
     /// The first keys of [`Found::to_json`]: where the match is and which entry it is.
-    fn where_and_which(&self, lang: crate::Lang) -> serde_json::Value {
-        serde_json::json!({
-            "line": self.line,
-            "column": self.column,
-            "span": [self.span.start, self.span.end],
-            "text": self.text,
-            "id": self.entry.id,
-            "signature": self.entry.signature(lang),
-            "via": match (self.number, self.via) {
-                (Some((family, n)), _) => format!("number:{family}:{n}"),
-                (None, Via::Regex) => "regex".to_string(),
-                (None, Via::Alias(i)) => format!("alias:{i}"),
+    fn where_and_which(&self, lang: crate::Lang) -> WhereAndWhich<'_> {
+        WhereAndWhich {
+            line: self.line,
+            column: self.column,
+            span: [self.span.start, self.span.end],
+            text: &self.text,
+            id: &self.entry.id,
+            signature: self.entry.signature(lang),
+            via: match (self.number, self.via) {
+                (Some((family, n)), _) => format!("number:{family}:{n}").into(),
+                (None, Via::Regex) => "regex".into(),
+                (None, Via::Alias(i)) => format!("alias:{i}").into(),
             },
-            "specificity": self.specificity,
-        })
+            specificity: self.specificity,
+        }
     }
+}
+
+/// [`Found::where_and_which`]'s keys, in their order: serialized straight to the output
+/// for each match (a `serde_json::Value` built per match was a map of owned keys and
+/// strings to allocate and free, once for every matched line of a log).
+#[derive(serde::Serialize)]
+struct WhereAndWhich<'a> {
+    line: u64,
+    column: usize,
+    span: [u64; 2],
+    text: &'a str,
+    id: &'a str,
+    signature: &'a str,
+    via: std::borrow::Cow<'a, str>,
+    specificity: u32,
 }
 
 /// The last keys of [`Found::to_json`]: the entry's advice in `lang` (`root_cause`,
@@ -128,6 +144,8 @@ pub struct JsonLines {
     lang: crate::Lang,
     /// Entry id → its advice as JSON object members, without the braces.
     advice: std::collections::HashMap<String, String>,
+    /// The current match's first members, reused from match to match.
+    head: Vec<u8>,
 }
 
 impl JsonLines {
@@ -136,6 +154,7 @@ impl JsonLines {
         JsonLines {
             lang,
             advice: std::collections::HashMap::new(),
+            head: Vec::new(),
         }
     }
 
@@ -145,7 +164,6 @@ impl JsonLines {
         found: &Found<'_>,
         out: &mut impl std::io::Write,
     ) -> std::io::Result<()> {
-        let head = found.where_and_which(self.lang).to_string();
         let lang = self.lang;
         let advice = self
             .advice
@@ -156,7 +174,9 @@ impl JsonLines {
                 whole[1..whole.len() - 1].to_string()
             });
         // `{head…}` + `,` + `advice…` + `}`: the members of both objects, in order.
-        out.write_all(&head.as_bytes()[..head.len() - 1])?;
+        self.head.clear();
+        serde_json::to_writer(&mut self.head, &found.where_and_which(lang))?;
+        out.write_all(&self.head[..self.head.len() - 1])?;
         out.write_all(b",")?;
         out.write_all(advice.as_bytes())?;
         out.write_all(b"}\n")
@@ -349,21 +369,65 @@ impl Index {
         &self,
         reader: impl Read,
         threads: usize,
+        on_match: impl FnMut(Found<'_>),
+    ) -> std::io::Result<ScanStats> {
+        self.scan_source(Chunker::new(reader), threads, |_| {}, on_match)
+    }
+
+    /// [`Index::scan_with_threads`] of bytes already in memory (a mapped file): the same
+    /// matches in the same order, with no copy of the input. `errata match` maps a log
+    /// file and scans it this way, so that no thread spends its time copying the file
+    /// out of the page cache while the others search.
+    pub fn scan_bytes(
+        &self,
+        bytes: &[u8],
+        threads: usize,
+        on_match: impl FnMut(Found<'_>),
+    ) -> ScanStats {
+        self.scan_bytes_with_progress(bytes, threads, |_| {}, on_match)
+    }
+
+    /// [`Index::scan_bytes`], calling `on_progress` with the bytes searched so far after
+    /// each chunk (on the calling thread, as `on_match`), for a progress bar.
+    pub fn scan_bytes_with_progress(
+        &self,
+        bytes: &[u8],
+        threads: usize,
+        on_progress: impl FnMut(u64),
+        on_match: impl FnMut(Found<'_>),
+    ) -> ScanStats {
+        // A slice is never short of bytes: the only error a scan returns is a read's.
+        self.scan_source(
+            scan::SliceChunker::new(bytes),
+            threads,
+            on_progress,
+            on_match,
+        )
+        .unwrap_or_default()
+    }
+
+    fn scan_source<S: scan::ChunkSource>(
+        &self,
+        source: S,
+        threads: usize,
+        mut on_progress: impl FnMut(u64),
         mut on_match: impl FnMut(Found<'_>),
     ) -> std::io::Result<ScanStats> {
         let mut stats = ScanStats::default();
         let mut last_byte = b'\n';
-        scan::scan_chunks(&self.matcher, Chunker::new(reader), threads, |scanned| {
+        scan::scan_chunks(&self.matcher, source, threads, |scanned| {
+            let chunk = scanned.chunk.as_ref();
             // `stats.lines` counts completed lines, so a piece of a long line keeps the
             // line number of the piece before it.
             let (base_line, base_offset) = (stats.lines, stats.bytes);
-            for m in self.answers(&scanned.chunk, &scanned.matches) {
+            for m in self.answers(chunk, &scanned.matches) {
                 stats.matches += 1;
-                on_match(self.found(&scanned.chunk, base_line, base_offset, m));
+                on_match(self.found(chunk, base_line, base_offset, m));
             }
             stats.lines += scanned.newlines;
-            stats.bytes += scanned.chunk.len() as u64;
-            last_byte = scanned.chunk.last().copied().unwrap_or(last_byte);
+            stats.bytes += chunk.len() as u64;
+            last_byte = chunk.last().copied().unwrap_or(last_byte);
+            on_progress(stats.bytes);
         })?;
         if last_byte != b'\n' {
             stats.lines += 1;

@@ -15,6 +15,19 @@ use errata_matcher::{Match, Matcher};
 
 use crate::index::{CHUNK_BYTES, MAX_LINE_BYTES};
 
+/// Where the chunks come from: a stream read into reused buffers ([`Chunker`]) or a
+/// byte slice already in memory, cut in place ([`SliceChunker`]: a mapped file, which
+/// no thread then copies).
+pub(crate) trait ChunkSource {
+    /// A chunk: an owned buffer, or a piece of the slice.
+    type Chunk: AsRef<[u8]> + Default + Send;
+    /// Replaces `out` with the next chunk; `Ok(false)` once the input ended.
+    fn next_into(&mut self, out: &mut Self::Chunk) -> std::io::Result<bool>;
+    /// Whether the last chunk was handed out early because the input had nothing more
+    /// ready: what was read so far should be reported before waiting for more.
+    fn caught_up(&self) -> bool;
+}
+
 /// Hands out the input as chunks that end at a line end: whole lines of about
 /// [`CHUNK_BYTES`], a piece of a line longer than [`MAX_LINE_BYTES`] (a match cannot span
 /// two pieces), or the unterminated last line. A small read (less than [`LIVE_READ_BYTES`]:
@@ -48,14 +61,37 @@ impl<R: Read> Chunker<R> {
         }
     }
 
-    /// Whether the last chunk was handed out early because the input had nothing more
-    /// ready: what was read so far should be reported before waiting for more.
-    pub fn caught_up(&self) -> bool {
+    /// Appends what one `read` returns (up to [`CHUNK_BYTES`]); returns how much.
+    fn read_some(&mut self) -> std::io::Result<usize> {
+        let start = self.filled;
+        if self.pending.len() < start + CHUNK_BYTES {
+            self.pending.resize(start + CHUNK_BYTES, 0);
+        }
+        let n = match self
+            .reader
+            .read(&mut self.pending[start..start + CHUNK_BYTES])
+        {
+            Ok(0) => {
+                self.eof = true;
+                0
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
+            Err(e) => return Err(e),
+        };
+        self.filled = start + n;
+        Ok(n)
+    }
+}
+
+impl<R: Read> ChunkSource for Chunker<R> {
+    type Chunk = Vec<u8>;
+
+    fn caught_up(&self) -> bool {
         self.caught_up
     }
 
-    /// Replaces `out`'s contents with the next chunk; `Ok(false)` once the input ended.
-    pub fn next_into(&mut self, out: &mut Vec<u8>) -> std::io::Result<bool> {
+    fn next_into(&mut self, out: &mut Vec<u8>) -> std::io::Result<bool> {
         self.caught_up = false;
         loop {
             while !self.eof && self.filled < CHUNK_BYTES {
@@ -93,43 +129,66 @@ impl<R: Read> Chunker<R> {
             return Ok(true);
         }
     }
+}
 
-    /// Appends what one `read` returns (up to [`CHUNK_BYTES`]); returns how much.
-    fn read_some(&mut self) -> std::io::Result<usize> {
-        let start = self.filled;
-        if self.pending.len() < start + CHUNK_BYTES {
-            self.pending.resize(start + CHUNK_BYTES, 0);
+/// Hands out a byte slice already in memory as chunks cut where [`Chunker`] would cut a
+/// stream of it: whole lines of about [`CHUNK_BYTES`], a line longer than
+/// [`MAX_LINE_BYTES`] in pieces of that size, the unterminated last line. Nothing is
+/// copied.
+pub(crate) struct SliceChunker<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> SliceChunker<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        SliceChunker { rest: bytes }
+    }
+}
+
+impl<'a> ChunkSource for SliceChunker<'a> {
+    type Chunk = &'a [u8];
+
+    fn caught_up(&self) -> bool {
+        false
+    }
+
+    fn next_into(&mut self, out: &mut &'a [u8]) -> std::io::Result<bool> {
+        if self.rest.is_empty() {
+            return Ok(false);
         }
-        let n = match self
-            .reader
-            .read(&mut self.pending[start..start + CHUNK_BYTES])
-        {
-            Ok(0) => {
-                self.eof = true;
-                0
+        let cut = if self.rest.len() <= CHUNK_BYTES {
+            self.rest.len()
+        } else if let Some(i) = memchr::memrchr(b'\n', &self.rest[..CHUNK_BYTES]) {
+            i + 1
+        } else {
+            // No line end in the first CHUNK_BYTES: the line ends further on, or is cut.
+            let within = &self.rest[CHUNK_BYTES..self.rest.len().min(MAX_LINE_BYTES)];
+            match memchr::memchr(b'\n', within) {
+                Some(i) => CHUNK_BYTES + i + 1,
+                None => self.rest.len().min(MAX_LINE_BYTES),
             }
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
-            Err(e) => return Err(e),
         };
-        self.filled = start + n;
-        Ok(n)
+        let (chunk, rest) = self.rest.split_at(cut);
+        *out = chunk;
+        self.rest = rest;
+        Ok(true)
     }
 }
 
 /// One chunk, searched.
-pub(crate) struct Scanned {
-    pub chunk: Vec<u8>,
+pub(crate) struct Scanned<C> {
+    pub chunk: C,
     /// In the order [`Matcher::scan`] reports them; spans and lines are chunk-relative.
     pub matches: Vec<Match>,
     /// `\n`s in the chunk.
     pub newlines: u64,
 }
 
-pub(crate) fn scan_chunk(matcher: &Matcher, chunk: Vec<u8>) -> Scanned {
+pub(crate) fn scan_chunk<C: AsRef<[u8]>>(matcher: &Matcher, chunk: C) -> Scanned<C> {
     let mut matches = Vec::new();
-    matcher.scan(&chunk, |m| matches.push(m.clone()));
-    let newlines = memchr::memchr_iter(b'\n', &chunk).count() as u64;
+    let bytes = chunk.as_ref();
+    matcher.scan(bytes, |m| matches.push(m.clone()));
+    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
     Scanned {
         chunk,
         matches,
@@ -139,14 +198,14 @@ pub(crate) fn scan_chunk(matcher: &Matcher, chunk: Vec<u8>) -> Scanned {
 
 /// Scans every chunk of `chunker` with `threads` threads (1: on this one) and calls
 /// `report` with each [`Scanned`] in input order, on this thread.
-pub(crate) fn scan_chunks<R: Read>(
+pub(crate) fn scan_chunks<S: ChunkSource>(
     matcher: &Matcher,
-    mut chunker: Chunker<R>,
+    mut chunker: S,
     threads: usize,
-    mut report: impl FnMut(&Scanned),
+    mut report: impl FnMut(&Scanned<S::Chunk>),
 ) -> std::io::Result<()> {
     if threads <= 1 {
-        let mut buf = Vec::new();
+        let mut buf = S::Chunk::default();
         while chunker.next_into(&mut buf)? {
             let scanned = scan_chunk(matcher, buf);
             report(&scanned);
@@ -155,9 +214,9 @@ pub(crate) fn scan_chunks<R: Read>(
         return Ok(());
     }
     let in_flight = 2 * threads as u64;
-    let (work_tx, work_rx) = mpsc::sync_channel::<(u64, Vec<u8>)>(threads);
+    let (work_tx, work_rx) = mpsc::sync_channel::<(u64, S::Chunk)>(threads);
     let work_rx = &Mutex::new(work_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(u64, Scanned)>();
+    let (done_tx, done_rx) = mpsc::channel::<(u64, Scanned<S::Chunk>)>();
     std::thread::scope(move |scope| {
         for _ in 0..threads {
             let done_tx = done_tx.clone();
@@ -178,17 +237,18 @@ pub(crate) fn scan_chunks<R: Read>(
         drop(done_tx);
 
         // Results arrive in any order; `ready` holds them until their turn.
-        let mut ready: BTreeMap<u64, Scanned> = BTreeMap::new();
+        let mut ready: BTreeMap<u64, Scanned<S::Chunk>> = BTreeMap::new();
         let (mut sent, mut reported) = (0u64, 0u64);
-        let mut spare: Vec<Vec<u8>> = Vec::new();
-        let mut report_ready =
-            |ready: &mut BTreeMap<u64, Scanned>, reported: &mut u64, spare: &mut Vec<Vec<u8>>| {
-                while let Some(scanned) = ready.remove(reported) {
-                    report(&scanned);
-                    spare.push(scanned.chunk);
-                    *reported += 1;
-                }
-            };
+        let mut spare: Vec<S::Chunk> = Vec::new();
+        let mut report_ready = |ready: &mut BTreeMap<u64, Scanned<S::Chunk>>,
+                                reported: &mut u64,
+                                spare: &mut Vec<S::Chunk>| {
+            while let Some(scanned) = ready.remove(reported) {
+                report(&scanned);
+                spare.push(scanned.chunk);
+                *reported += 1;
+            }
+        };
         let read = 'read: loop {
             // Wait while too many chunks are in flight, and, when the input is live, until
             // what it said so far is reported (before waiting for more of it).

@@ -423,6 +423,23 @@ fn streaming_scan_agrees_with_match_text_across_chunks() {
         assert_eq!(stats.bytes, log.len() as u64);
         assert_eq!(stats.matches, expected.len() as u64);
     }
+    // The same bytes in memory (a mapped file), cut in place, and the progress reported
+    // after each chunk: rising to the whole log.
+    for threads in [1, 2, 3] {
+        let (mut got, mut progress) = (Vec::new(), Vec::new());
+        let stats = index.scan_bytes_with_progress(
+            log.as_bytes(),
+            threads,
+            |n| progress.push(n),
+            |f| got.push((f.line, f.entry.id.clone(), f.span.start)),
+        );
+        assert_eq!(got, expected, "{threads} threads, in memory");
+        assert_eq!(stats.lines, log.lines().count() as u64);
+        assert_eq!(stats.bytes, log.len() as u64);
+        assert!(progress.len() >= 3, "{progress:?}");
+        assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+        assert_eq!(progress.last(), Some(&(log.len() as u64)));
+    }
 }
 
 /// A reader that fails after `ok` bytes.
@@ -477,6 +494,26 @@ fn a_line_longer_than_the_limit_is_searched_in_pieces() {
     let stats = index.scan(log.as_slice(), |f| got.push(f.line)).unwrap();
     assert_eq!(got, [1, 2]);
     assert_eq!(stats.lines, 2);
+    // In memory the same: the long line in pieces, each line's match found once.
+    for threads in [1, 2] {
+        let mut got = Vec::new();
+        let stats = index.scan_bytes(&log, threads, |f| got.push(f.line));
+        assert_eq!(got, [1, 2], "{threads} threads");
+        assert_eq!(stats.lines, 2);
+        assert_eq!(stats.bytes, log.len() as u64);
+    }
+    // A line longer than a chunk but within the limit stays whole, with the short lines
+    // around it.
+    let mut log = b"cudaErrorIllegalAddress\n".to_vec();
+    log.extend(std::iter::repeat_n(b'y', 2 * errata_consumer::CHUNK_BYTES));
+    log.extend_from_slice(b" cudaErrorIllegalAddress\nlast cudaErrorIllegalAddress");
+    for threads in [1, 2] {
+        let mut got = Vec::new();
+        let stats = index.scan_bytes(&log, threads, |f| got.push((f.line, f.column)));
+        let long = 2 * errata_consumer::CHUNK_BYTES + 2;
+        assert_eq!(got, [(1, 1), (2, long), (3, 6)], "{threads} threads");
+        assert_eq!(stats.lines, 3);
+    }
 }
 
 /// Every entry of the real knowledge base, and of a generated corpus, is found first by
@@ -667,6 +704,13 @@ proptest::proptest! {
             })
             .unwrap();
         proptest::prop_assert_eq!(&pieces, &whole);
+        proptest::prop_assert_eq!(stats.lines, log.lines().count() as u64);
+        proptest::prop_assert_eq!(stats.bytes, log.len() as u64);
+        let mut in_memory = Vec::new();
+        let stats = index.scan_bytes(log.as_bytes(), threads, |f| {
+            in_memory.push((f.line, f.entry.id.clone(), f.span.start, f.column))
+        });
+        proptest::prop_assert_eq!(&in_memory, &whole);
         proptest::prop_assert_eq!(stats.lines, log.lines().count() as u64);
         proptest::prop_assert_eq!(stats.bytes, log.len() as u64);
     }

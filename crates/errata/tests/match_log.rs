@@ -321,6 +321,19 @@ fn a_large_log_shows_progress_on_a_terminal_only() {
     assert_eq!(plain.code, 1);
     assert!(!plain.stderr.contains("scanning"), "{}", plain.stderr);
     assert_eq!(plain.stdout, with_bar);
+
+    // The file is mapped and its searched pages handed back as the scan goes; the same
+    // log read as a stream gives the same answers, byte for byte.
+    let mapped = errata(&repo(), &["match", s(&log_path), "--format", "json"]);
+    let bytes = std::fs::read(&log_path).unwrap();
+    let streamed = errata_with_stdin(&repo(), &["match", "--format", "json"], &bytes);
+    assert_eq!(mapped.code, 1, "{}", mapped.stderr);
+    assert_eq!(streamed.code, 1, "{}", streamed.stderr);
+    assert!(mapped.stdout.contains(&format!(
+        "\"line\":{}",
+        bytes.iter().filter(|&&b| b == b'\n').count()
+    )));
+    assert_eq!(mapped.stdout, streamed.stdout);
 }
 
 /// The human block a person acts on: the cause's first lines, the best workaround with

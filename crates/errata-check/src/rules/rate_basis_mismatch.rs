@@ -282,7 +282,9 @@ mod tests {
             assert_eq!(d[0].pointer(), Some("/workarounds/0/basis/n"));
             assert_eq!(
                 d[0].message,
-                format!("{n} report(s) are too few to count: with fewer than 3, the rate is an estimate")
+                format!(
+                    "{n} report(s) are too few to count: with fewer than 3, the rate is an estimate"
+                )
             );
         }
     }

@@ -109,21 +109,50 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         flush_each: true,
     };
     let stats = match args.file.as_deref() {
-        None => printer.scan(index, std::io::stdin().lock(), "<stdin>", &mut out),
-        Some(p) if p == Path::new("-") => {
-            printer.scan(index, std::io::stdin().lock(), "<stdin>", &mut out)
-        }
+        None => printer.scan(
+            index,
+            Input::Stream(std::io::stdin().lock()),
+            "<stdin>",
+            &mut out,
+        ),
+        Some(p) if p == Path::new("-") => printer.scan(
+            index,
+            Input::Stream(std::io::stdin().lock()),
+            "<stdin>",
+            &mut out,
+        ),
         Some(p) => {
             let file =
                 std::fs::File::open(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-            printer.flush_each = !file.metadata().is_ok_and(|m| m.is_file());
+            let regular = file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0);
+            printer.flush_each = !regular;
+            let name = p.display().to_string();
             let progress = progress_bar(&file);
-            let stats = printer.scan(
-                index,
-                progress.wrap_read(file),
-                &p.display().to_string(),
-                &mut out,
-            );
+            // A regular file is mapped rather than read: the threads search the page
+            // cache's pages where they lie, and no thread copies the log first (the copy
+            // took a core's third of the time the search had on two cores). A file that
+            // cannot be mapped is read.
+            // SAFETY: the map is only read. If another process truncates the file while
+            // it is searched, reading the pages past the new end raises SIGBUS, which
+            // ends errata (as it does ripgrep, which maps files the same way); the
+            // documentation says to pipe a log that may be truncated (`cat log |`).
+            let mapped = regular
+                .then(|| unsafe { memmap2::Mmap::map(&file) }.ok())
+                .flatten();
+            let stats = match &mapped {
+                Some(map) => printer.scan(
+                    index,
+                    Input::<std::io::Empty>::Mapped(map, &progress),
+                    &name,
+                    &mut out,
+                ),
+                None => printer.scan(
+                    index,
+                    Input::Stream(progress.wrap_read(file)),
+                    &name,
+                    &mut out,
+                ),
+            };
             progress.finish_and_clear();
             stats
         }
@@ -200,6 +229,44 @@ pub(crate) fn index_from_data(data: Option<PathBuf>) -> anyhow::Result<Index> {
     }
 }
 
+/// What `errata match` reads: a stream, or a regular file mapped into memory (with the
+/// progress bar to move, since nothing reads it through a wrapper).
+enum Input<'a, R> {
+    Stream(R),
+    Mapped(&'a memmap2::Mmap, &'a indicatif::ProgressBar),
+}
+
+/// Searched bytes of a mapped log that stay mapped: past this, they are handed back.
+const KEEP_MAPPED: usize = 16 << 20;
+
+/// Unmaps the pages of `map` from `released` up to the last [`KEEP_MAPPED`] boundary
+/// before `searched`, and returns where that left off. Pages a scan has passed stay in the
+/// page cache but leave this process: its resident memory stays that of a few chunks
+/// rather than growing with the log (a mapped 512 MiB log was 660 MB of RSS).
+fn release_searched(map: &memmap2::Mmap, released: usize, searched: usize) -> usize {
+    let upto = searched / KEEP_MAPPED * KEEP_MAPPED;
+    if upto <= released {
+        return released;
+    }
+    #[cfg(unix)]
+    // SAFETY: the bytes below `searched` were searched and reported, in order; nothing
+    // borrows them any more (the chunks the threads still hold lie beyond). The map is
+    // a shared, read-only map of a file, so a page read again would be faulted back in
+    // from the page cache with the same bytes: dropping it loses nothing.
+    if unsafe {
+        map.unchecked_advise_range(
+            memmap2::UncheckedAdvice::DontNeed,
+            released,
+            upto - released,
+        )
+    }
+    .is_err()
+    {
+        return released;
+    }
+    upto
+}
+
 struct Printer {
     lang: Lang,
     verbose: bool,
@@ -229,12 +296,12 @@ impl Printer {
     fn scan(
         &mut self,
         index: &Index,
-        reader: impl std::io::Read,
+        input: Input<'_, impl std::io::Read>,
         name: &str,
         out: &mut impl Write,
     ) -> anyhow::Result<errata_consumer::ScanStats> {
         self.name = name.to_string();
-        let threads = self.threads;
+        let threads = self.threads.unwrap_or_else(Index::default_threads);
         let on_match = |found: Found<'_>| {
             // Flushed at each match (matches are rare lines in a log), so a live log
             // piped in (`tail -f train.log | errata match`) is reported as it happens.
@@ -247,11 +314,19 @@ impl Printer {
                 self.failed = Some(e);
             }
         };
-        let stats = match threads {
-            Some(n) => index.scan_with_threads(reader, n, on_match),
-            None => index.scan(reader, on_match),
-        }
-        .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let stats = match input {
+            Input::Stream(reader) => index
+                .scan_with_threads(reader, threads, on_match)
+                .map_err(|e| anyhow::anyhow!("{name}: {e}"))?,
+            Input::Mapped(map, progress) => {
+                let mut released = 0;
+                let on_progress = |searched: u64| {
+                    progress.set_position(searched);
+                    released = release_searched(map, released, searched as usize);
+                };
+                index.scan_bytes_with_progress(map, threads, on_progress, on_match)
+            }
+        };
         if self.failed.is_none()
             && let Err(e) = self.flush_line(out)
         {
@@ -263,7 +338,9 @@ impl Printer {
     fn emit(&mut self, found: &Found<'_>, out: &mut impl Write) -> std::io::Result<()> {
         match self.format {
             Format::Json => {
-                self.seen.insert(found.entry.id.clone());
+                if !self.seen.contains(&found.entry.id) {
+                    self.seen.insert(found.entry.id.clone());
+                }
                 self.json.write(found, out)
             }
             Format::Human => {
