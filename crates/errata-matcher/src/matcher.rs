@@ -142,7 +142,7 @@ pub struct Matcher {
     unfiltered_set: Option<RegexSet>,
     prefiltered: usize,
     /// The distinct gates of the patterns (see [`Pattern::gate`]), compiled on first use.
-    gates: Vec<LazyRegex>,
+    gates: Vec<Gate>,
     known_analyses: usize,
 }
 
@@ -274,7 +274,7 @@ impl Matcher {
         };
 
         let mut compiled = Vec::with_capacity(patterns.len());
-        let mut gates: Vec<LazyRegex> = Vec::new();
+        let mut gates: Vec<Gate> = Vec::new();
         let mut gate_index: HashMap<&str, usize> = HashMap::new();
         let mut literals: Vec<(Vec<u8>, Target)> = Vec::new();
         let mut unfiltered = Vec::new();
@@ -351,7 +351,7 @@ impl Matcher {
                             compiled.push(None);
                             continue;
                         }
-                        gates.push(LazyRegex::new(None, source));
+                        gates.push(Gate::new(source));
                         gate_index.insert(source, gates.len() - 1);
                         Some(gates.len() - 1)
                     }
@@ -590,20 +590,32 @@ impl Matcher {
     ) {
         memo.start_line();
         candidates.clear();
+        let line_text = &text[range.clone()];
         for (_, found) in hits {
             let targets = match &found.source {
                 Source::Literal(k) => self.targets[*k].as_slice(),
                 Source::Target(t) => std::slice::from_ref(t),
             };
-            candidates.extend(targets.iter().map(|&target| {
-                (
+            for &target in targets {
+                // A regex behind a gate this line does not pass cannot match it: left out
+                // here, before the sort. A line naming `cuda` twice (`CUDA error: …`)
+                // sets off the 150 bare-number patterns behind one gate for each, and
+                // sorting those candidates only to skip them was a tenth of a scan with
+                // this repository's knowledge base.
+                if let Target::Verify(p) = target
+                    && let Some(Some(Compiled { gate: Some(g), .. })) = self.patterns.get(p)
+                    && !memo.gate_passes(*g, &self.gates, line_text)
+                {
+                    continue;
+                }
+                candidates.push((
                     target_pattern(target),
                     Hit {
                         target,
                         span: found.span.clone(),
                     },
-                )
-            }));
+                ));
+            }
         }
         // Each hit's targets are in this order already (a literal's targets are listed by
         // pattern), so the candidates are a few sorted runs, which a stable sort merges.
@@ -620,7 +632,6 @@ impl Matcher {
             let Some(compiled) = &self.patterns[p] else {
                 continue;
             };
-            let line_text = &text[range.clone()];
             // The regex first (it gives the real span), once its gate passed and its other
             // required literals are confirmed in the line; an alias if the regex does not
             // match. The gate goes first: it runs once per line for all the patterns
@@ -631,7 +642,7 @@ impl Matcher {
                 .any(|(_, h)| matches!(h.target, Target::Verify(_)))
                 && compiled
                     .gate
-                    .is_none_or(|g| memo.gate_passes(g, &self.gates, line_text, scratch))
+                    .is_none_or(|g| memo.gate_passes(g, &self.gates, line_text))
                 && compiled
                     .confirm
                     .iter()
@@ -827,6 +838,55 @@ impl std::fmt::Debug for LazyRegex {
     }
 }
 
+/// A gate (see [`Pattern::gate`]), compiled on first use by the `regex` crate's own
+/// engines rather than as a [`LineRegex`]. A gate runs on every line that names its
+/// family (`cuda`, `nccl`, …), far more often than any one pattern's regex, and a handful
+/// of them exist: a lazy DFA per gate is worth its few kilobytes, where the backtracker
+/// tried the gate from every position of each such line (a third of a scan's time with
+/// this repository's knowledge base, measured).
+struct Gate {
+    source: Box<str>,
+    /// `Some(None)`: the gate does not compile, and stops nothing.
+    cell: std::sync::OnceLock<Option<regex_automata::meta::Regex>>,
+}
+
+impl Gate {
+    fn new(source: &str) -> Gate {
+        Gate {
+            source: source.into(),
+            cell: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether the gate lets `line` through: it matches somewhere in it, or it does not
+    /// compile (a gate only ever saves work).
+    fn passes(&self, line: &[u8]) -> bool {
+        self.cell
+            .get_or_init(|| {
+                // Parsed as every pattern is, so it means what it would as a LineRegex.
+                let hir = parse_line_bound(&self.source).ok()?;
+                regex_automata::meta::Regex::builder()
+                    .configure(
+                        regex_automata::meta::Config::new()
+                            .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                            .utf8_empty(false),
+                    )
+                    .build_from_hir(&hir)
+                    .ok()
+            })
+            .as_ref()
+            .is_none_or(|gate| gate.is_match(line))
+    }
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("compiled", &self.cell.get().is_some())
+            .finish()
+    }
+}
+
 /// [`compile`] for every pattern, in order, on all cores (10,000 regexes take a quarter
 /// of a second on one); `lazy`: parsed and analysed, not compiled.
 fn compile_all(
@@ -1017,21 +1077,12 @@ impl LineMemo {
     }
 
     /// Whether gate `g` matches this line, running it at most once per line.
-    fn gate_passes(
-        &mut self,
-        g: usize,
-        gates: &[LazyRegex],
-        line: &[u8],
-        scratch: &mut Scratch,
-    ) -> bool {
+    fn gate_passes(&mut self, g: usize, gates: &[Gate], line: &[u8]) -> bool {
         if let Some(&(_, passes)) = self.gates.iter().find(|(k, _)| *k == g) {
             return passes;
         }
         // A gate that does not compile stops nothing: it only ever saves work.
-        let passes = gates
-            .get(g)
-            .and_then(LazyRegex::regex)
-            .is_none_or(|gate| gate.find(line, scratch).is_some());
+        let passes = gates.get(g).is_none_or(|gate| gate.passes(line));
         self.gates.push((g, passes));
         passes
     }
