@@ -374,6 +374,18 @@ impl Index {
         self.scan_source(Chunker::new(reader), threads, |_| {}, on_match)
     }
 
+    /// [`Index::scan_with_threads`], calling `on_progress` with the bytes searched so
+    /// far after each chunk.
+    pub(crate) fn scan_source_reporting(
+        &self,
+        reader: impl Read,
+        threads: usize,
+        on_progress: impl FnMut(u64),
+        on_match: impl FnMut(Found<'_>),
+    ) -> std::io::Result<ScanStats> {
+        self.scan_source(Chunker::new(reader), threads, on_progress, on_match)
+    }
+
     /// [`Index::scan_with_threads`] of bytes already in memory (a mapped file): the same
     /// matches in the same order, with no copy of the input. `errata match` maps a log
     /// file and scans it this way, so that no thread spends its time copying the file

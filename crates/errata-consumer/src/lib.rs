@@ -48,6 +48,7 @@ pub mod entries_head;
 mod entry;
 mod error;
 mod index;
+mod log_file;
 mod manifest;
 pub mod matcher_index;
 mod numbers;

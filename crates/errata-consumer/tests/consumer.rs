@@ -715,3 +715,54 @@ proptest::proptest! {
         proptest::prop_assert_eq!(stats.bytes, log.len() as u64);
     }
 }
+
+/// `scan_file` maps a regular file (handing searched pages back every 16 MiB) and reads
+/// anything else: either way the answers are those of the same bytes streamed, and the
+/// progress rises to the file's size.
+#[test]
+fn a_file_is_scanned_as_its_bytes_streamed() {
+    let index = sample_index();
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = String::with_capacity(40 << 20);
+    let mut i = 0u64;
+    while log.len() < 40 << 20 {
+        i += 1;
+        if i.is_multiple_of(50_021) {
+            log.push_str("CUDA error: an illegal memory access was encountered\n");
+        } else {
+            log.push_str(&format!(
+                "step {i}: loss 0.{:04} lr 3e-4 tokens/s 12345\n",
+                i % 10_000
+            ));
+        }
+    }
+    log.push_str("cudaErrorIllegalAddress");
+    let path = dir.path().join("train.log");
+    std::fs::write(&path, &log).unwrap();
+    let key = |f: errata_consumer::Found<'_>| (f.line, f.entry.id.clone(), f.span.start, f.column);
+    let mut streamed = Vec::new();
+    let expected = index
+        .scan_with_threads(log.as_bytes(), 2, |f| streamed.push(key(f)))
+        .unwrap();
+    assert!(streamed.len() > 10, "{}", streamed.len());
+    for threads in [1, 2] {
+        let file = std::fs::File::open(&path).unwrap();
+        let (mut got, mut progress) = (Vec::new(), Vec::new());
+        let stats = index
+            .scan_file(&file, threads, |n| progress.push(n), |f| got.push(key(f)))
+            .unwrap();
+        assert_eq!(got, streamed, "{threads} threads");
+        assert_eq!(stats, expected);
+        assert_eq!(progress.last(), Some(&(log.len() as u64)));
+    }
+    // Not a regular file, and an empty one: read, not mapped.
+    let nothing = std::fs::File::open("/dev/null").unwrap();
+    let stats = index.scan_file(&nothing, 2, |_| {}, |_| {}).unwrap();
+    assert_eq!(stats, errata_consumer::ScanStats::default());
+    let empty = dir.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let stats = index
+        .scan_file(&std::fs::File::open(&empty).unwrap(), 2, |_| {}, |_| {})
+        .unwrap();
+    assert_eq!(stats, errata_consumer::ScanStats::default());
+}

@@ -412,8 +412,8 @@ impl Bundle {
         Ok(out.out)
     }
 
-    /// The known errors in a log file of any size, streamed: `source` is a path or a
-    /// binary file object.
+    /// The known errors in a log file of any size, streamed: `source` is a path (a
+    /// regular file is mapped, not copied) or a binary file object.
     #[pyo3(signature = (source, lang = "en"))]
     fn scan(&self, py: Python<'_>, source: &Bound<'_, PyAny>, lang: &str) -> PyResult<Vec<Match>> {
         let mut out = Matches::new(lang_of(lang)?);
@@ -428,9 +428,13 @@ impl Bundle {
         }
         let path: std::path::PathBuf = source.extract()?;
         let file = std::fs::File::open(&path).map_err(|e| io_error(&path, &e))?;
+        // Mapped when it is a regular file, as `errata match` maps it.
         py.detach(|| {
             self.inner
-                .scan(std::io::BufReader::new(file), |f| out.push(&f))
+                .index()
+                .scan_file(&file, errata_consumer::Index::default_threads(), |_| {}, |f| {
+                    out.push(&f)
+                })
                 .map_err(|e| format!("{}: {e}", path.display()))
         })
         .map_err(PyOSError::new_err)?;

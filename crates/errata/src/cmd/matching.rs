@@ -124,35 +124,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(p) => {
             let file =
                 std::fs::File::open(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-            let regular = file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0);
-            printer.flush_each = !regular;
-            let name = p.display().to_string();
+            // A regular file is read to its end without waiting: its output is flushed
+            // when the buffer fills (it is mapped, see `Index::scan_file`).
+            printer.flush_each = !file.metadata().is_ok_and(|m| m.is_file());
             let progress = progress_bar(&file);
-            // A regular file is mapped rather than read: the threads search the page
-            // cache's pages where they lie, and no thread copies the log first (the copy
-            // took a core's third of the time the search had on two cores). A file that
-            // cannot be mapped is read.
-            // SAFETY: the map is only read. If another process truncates the file while
-            // it is searched, reading the pages past the new end raises SIGBUS, which
-            // ends errata (as it does ripgrep, which maps files the same way); the
-            // documentation says to pipe a log that may be truncated (`cat log |`).
-            let mapped = regular
-                .then(|| unsafe { memmap2::Mmap::map(&file) }.ok())
-                .flatten();
-            let stats = match &mapped {
-                Some(map) => printer.scan(
-                    index,
-                    Input::<std::io::Empty>::Mapped(map, &progress),
-                    &name,
-                    &mut out,
-                ),
-                None => printer.scan(
-                    index,
-                    Input::Stream(progress.wrap_read(file)),
-                    &name,
-                    &mut out,
-                ),
-            };
+            let stats = printer.scan(
+                index,
+                Input::<std::io::Empty>::File(&file, &progress),
+                &p.display().to_string(),
+                &mut out,
+            );
             progress.finish_and_clear();
             stats
         }
@@ -229,42 +210,11 @@ pub(crate) fn index_from_data(data: Option<PathBuf>) -> anyhow::Result<Index> {
     }
 }
 
-/// What `errata match` reads: a stream, or a regular file mapped into memory (with the
-/// progress bar to move, since nothing reads it through a wrapper).
+/// What `errata match` reads: a stream, or a file (mapped when it is a regular one),
+/// with the progress bar its scan moves.
 enum Input<'a, R> {
     Stream(R),
-    Mapped(&'a memmap2::Mmap, &'a indicatif::ProgressBar),
-}
-
-/// Searched bytes of a mapped log that stay mapped: past this, they are handed back.
-const KEEP_MAPPED: usize = 16 << 20;
-
-/// Unmaps the pages of `map` from `released` up to the last [`KEEP_MAPPED`] boundary
-/// before `searched`, and returns where that left off. Pages a scan has passed stay in the
-/// page cache but leave this process: its resident memory stays that of a few chunks
-/// rather than growing with the log (a mapped 512 MiB log was 660 MB of RSS).
-fn release_searched(map: &memmap2::Mmap, released: usize, searched: usize) -> usize {
-    let upto = searched / KEEP_MAPPED * KEEP_MAPPED;
-    if upto <= released {
-        return released;
-    }
-    #[cfg(unix)]
-    // SAFETY: the bytes below `searched` were searched and reported, in order; nothing
-    // borrows them any more (the chunks the threads still hold lie beyond). The map is
-    // a shared, read-only map of a file, so a page read again would be faulted back in
-    // from the page cache with the same bytes: dropping it loses nothing.
-    if unsafe {
-        map.unchecked_advise_range(
-            memmap2::UncheckedAdvice::DontNeed,
-            released,
-            upto - released,
-        )
-    }
-    .is_err()
-    {
-        return released;
-    }
-    upto
+    File(&'a std::fs::File, &'a indicatif::ProgressBar),
 }
 
 struct Printer {
@@ -318,14 +268,9 @@ impl Printer {
             Input::Stream(reader) => index
                 .scan_with_threads(reader, threads, on_match)
                 .map_err(|e| anyhow::anyhow!("{name}: {e}"))?,
-            Input::Mapped(map, progress) => {
-                let mut released = 0;
-                let on_progress = |searched: u64| {
-                    progress.set_position(searched);
-                    released = release_searched(map, released, searched as usize);
-                };
-                index.scan_bytes_with_progress(map, threads, on_progress, on_match)
-            }
+            Input::File(file, progress) => index
+                .scan_file(file, threads, |n| progress.set_position(n), on_match)
+                .map_err(|e| anyhow::anyhow!("{name}: {e}"))?,
         };
         if self.failed.is_none()
             && let Err(e) = self.flush_line(out)
