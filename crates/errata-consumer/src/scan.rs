@@ -131,9 +131,10 @@ impl<R: Read> ChunkSource for Chunker<R> {
     }
 }
 
-/// Hands out a byte slice already in memory as chunks cut where [`Chunker`] would cut a
-/// stream of it: whole lines of about [`CHUNK_BYTES`], a line longer than
-/// [`MAX_LINE_BYTES`] in pieces of that size, the unterminated last line. Nothing is
+/// Hands out a byte slice already in memory as chunks of the kinds [`Chunker`] makes of a
+/// stream: whole lines of up to [`CHUNK_BYTES`] (one longer line whole), a line longer
+/// than [`MAX_LINE_BYTES`] in pieces of that size, the unterminated last line. Where the
+/// cuts fall does not change what is found (a match lies within a line). Nothing is
 /// copied.
 pub(crate) struct SliceChunker<'a> {
     rest: &'a [u8],
