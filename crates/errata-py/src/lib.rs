@@ -432,9 +432,12 @@ impl Bundle {
         py.detach(|| {
             self.inner
                 .index()
-                .scan_file(&file, errata_consumer::Index::default_threads(), |_| {}, |f| {
-                    out.push(&f)
-                })
+                .scan_file(
+                    &file,
+                    errata_consumer::Index::default_threads(),
+                    |_| {},
+                    |f| out.push(&f),
+                )
                 .map_err(|e| format!("{}: {e}", path.display()))
         })
         .map_err(PyOSError::new_err)?;
