@@ -632,17 +632,13 @@ impl Matcher {
             let Some(compiled) = &self.patterns[p] else {
                 continue;
             };
-            // The regex first (it gives the real span), once its gate passed and its other
-            // required literals are confirmed in the line; an alias if the regex does not
-            // match. The gate goes first: it runs once per line for all the patterns
-            // behind it (the 150 error codes a line with `cuda` sets off), where each
-            // pattern's literals would be searched for again.
+            // The regex first (it gives the real span), once its other required literals
+            // are confirmed in the line; an alias if the regex does not match. Its gate
+            // was passed already: a regex candidate behind a gate the line fails was left
+            // out above, so a group holds one only where the gate let the line through.
             let regex_match = (group
                 .iter()
                 .any(|(_, h)| matches!(h.target, Target::Verify(_)))
-                && compiled
-                    .gate
-                    .is_none_or(|g| memo.gate_passes(g, &self.gates, line_text))
                 && compiled
                     .confirm
                     .iter()
