@@ -30,7 +30,7 @@
 //! halves the gathers, but a literal of five bytes then has no choice of grams, one of
 //! the two is often common in logs (a year, a line number), and a three- or four-byte
 //! literal needs a gram for every byte beside it. Measured on the ten-thousand-entry
-//! bench bundle and its 512 MiB log, comparisons went from 151 thousand to 2.2 million
+//! bench bundle and its 512 MiB log, comparisons went from 153 thousand to 2.2 million
 //! per 64 MiB and the whole match took 1.7 times the CPU time. Nor is the gather worth
 //! replacing by eight scalar lookups (1.25 times the CPU time on an AMD Zen 4), or the bitset
 //! by a smaller one (32 to 128 bits per gram: within the noise).
