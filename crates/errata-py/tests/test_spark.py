@@ -1,5 +1,5 @@
 """examples/spark/scan_logs.py in Spark's local mode: the errata package inside
-mapInPandas finds exactly what `errata match` finds in the same files."""
+mapInArrow finds exactly what `errata match` finds in the same files."""
 
 import json
 import os
@@ -41,17 +41,23 @@ def test_spark_local_mode_finds_what_the_cli_finds(tmp_path):
         part = lines[i * 7 :] + ["epoch %d step %d loss 1.%03d" % (i, s, s) for s in range(200 * i)] + lines[: i * 7]
         where = logs / "node02" if i % 3 == 0 else logs
         (where / f"rank{i}.log").write_text("\n".join(part) + "\n", encoding="utf-8")
-    out = tmp_path / "matches.jsonl"
     script = os.path.join(REPO, "examples", "spark", "scan_logs.py")
-    r = subprocess.run(
-        [sys.executable, script, str(logs), "--out", str(out), "--master", "local[2]"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert r.returncode == 0, r.stderr[-4000:]
-    assert "MiB/s per core" in r.stderr
-    spark = [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines()]
+
+    def spark_job(*args):
+        out = tmp_path / "matches.jsonl"
+        r = subprocess.run(
+            [sys.executable, script, str(logs), "--out", str(out), "--master", "local[2]", *args],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert r.returncode == 0, r.stderr[-4000:]
+        assert "MiB/s per core" in r.stderr
+        return [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines()]
+
+    spark = spark_job()
+    # Five tasks for nine files of different sizes: other shares, the same output.
+    assert spark_job("--partitions", "5") == spark
 
     cli = []
     for path in sorted(str(p) for p in logs.rglob("*.log")):
@@ -65,3 +71,26 @@ def test_spark_local_mode_finds_what_the_cli_finds(tmp_path):
     cli.sort(key=lambda d: (d["path"], d["line"], d["id"]))
     assert len(spark) > 9 * 20
     assert spark == cli
+
+
+@pytest.mark.skipif(not HAVE_SPARK, reason="the example imports pyspark")
+def test_shares_hold_every_file_once_in_about_equal_bytes(tmp_path):
+    sys.path.insert(0, os.path.join(REPO, "examples", "spark"))
+    try:
+        import scan_logs
+    finally:
+        sys.path.pop(0)
+    sizes = [900, 10, 500, 400, 300, 300, 200, 100, 50]
+    files = []
+    for i, size in enumerate(sizes):
+        path = tmp_path / f"rank{i}.log"
+        path.write_bytes(b"x" * size)
+        files.append(str(path))
+    shares = scan_logs.shares_of(files, 3)
+    assert sorted(f for share in shares for f in share) == sorted(files)
+    loads = [sum(os.path.getsize(f) for f in share) for share in shares]
+    # 2,760 bytes in three shares, largest first to the lightest share: 900+50 |
+    # 500+300+100+10 | 400+300+200 (the three-way tie at 900 gives the 50 to the first).
+    assert sorted(loads) == [900, 910, 950], loads
+    assert scan_logs.shares_of(files, 3) == shares
+    assert scan_logs.shares_of(list(reversed(files)), 3) == shares
