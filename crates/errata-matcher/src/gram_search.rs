@@ -44,6 +44,7 @@
 //! before it) is checked directly. Shorter literals cannot be represented; the caller
 //! keeps an automaton for a set that has one ([`GramSearch::new`] says `None`).
 
+use crate::byte_commonness::commonness;
 use crate::teddy::{self, Teddy};
 
 /// Literals shorter than this cannot be searched for by grams.
@@ -519,20 +520,6 @@ fn fold(window: &[u8]) -> u64 {
             gram[..n].copy_from_slice(&window[..n]);
             (u64::from_le_bytes(gram) | FOLD_WIDE) & (u64::MAX >> (64 - 8 * n.max(1)))
         }
-    }
-}
-
-/// How often a byte occurs in log text, roughly (higher: more often). A literal is
-/// represented by its window of the least common bytes, so that ordinary lines rarely
-/// set off a comparison: brackets and other punctuation before capitals before digits
-/// before lower-case letters before spaces.
-fn commonness(b: u8) -> u32 {
-    match b {
-        b' ' => 6,
-        b'e' | b't' | b'a' | b'o' | b'i' | b'n' | b's' | b'r' => 5,
-        b'a'..=b'z' | b'A'..=b'Z' => 4,
-        b'0'..=b'9' | b'.' | b':' | b'-' | b'_' | b'/' | b',' => 3,
-        _ => 0,
     }
 }
 

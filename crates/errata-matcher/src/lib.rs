@@ -63,6 +63,7 @@
 #![deny(missing_docs)]
 
 mod analyze;
+mod byte_commonness;
 mod gram_search;
 mod line_regex;
 mod matcher;
