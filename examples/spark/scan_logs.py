@@ -37,18 +37,19 @@ def scan_shares(shares):
 
         bundle = errata.default_bundle()  # loaded once per Python worker, then kept
         for batch in batches:
-            paths, lines, ids, texts = [], [], [], []
             for share in batch.column(0).to_pylist():
+                # One record batch per file: a task holds one file's matches at a time.
                 for path in shares[share]:
-                    for m in bundle.scan(path):
-                        paths.append(path)
-                        lines.append(m.line)
-                        ids.append(m.id)
-                        texts.append(m.text)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(paths, pa.string()), pa.array(lines, pa.int64()), pa.array(ids, pa.string()), pa.array(texts, pa.string())],
-                schema=ARROW_SCHEMA,
-            )
+                    found = bundle.scan(path)
+                    yield pa.RecordBatch.from_arrays(
+                        [
+                            pa.array([path] * len(found), pa.string()),
+                            pa.array([m.line for m in found], pa.int64()),
+                            pa.array([m.id for m in found], pa.string()),
+                            pa.array([m.text for m in found], pa.string()),
+                        ],
+                        schema=ARROW_SCHEMA,
+                    )
 
     return scan_batches
 
@@ -91,6 +92,8 @@ def session(master):
 def scan(spark, files, partitions=0):
     """Every match in `files` as (path, line, id, text) tuples, sorted by path, line and
     id, and the job's seconds."""
+    if not files:
+        return [], 0.0
     cores = spark.sparkContext.defaultParallelism
     # One task per core by default, each with the same bytes to scan: on two cores a task
     # costs about a tenth of a second of Spark's own time (measured between two tasks on
