@@ -22,15 +22,6 @@ import sys
 import time
 
 
-def median_seconds(f, runs):
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
 def interleaved(fs, runs):
     """The median seconds of each of `fs`, run in turn `runs` times."""
     times = [[] for _ in fs]
@@ -40,6 +31,11 @@ def interleaved(fs, runs):
             f()
             seconds.append(time.perf_counter() - t)
     return [statistics.median(t) for t in times]
+
+
+def median_seconds(f, runs):
+    """The median seconds of `runs` runs of `f`."""
+    return interleaved([f], runs)[0]
 
 
 def main():
@@ -128,8 +124,9 @@ try:
     # fresh JVM run slower (its Arrow path is not yet compiled, as it is in a
     # long-running application), and Spark's scheduling varies by tenths of a second on
     # this machine.
-    scan_logs.scan(spark, scan_logs.log_files(logs))
-    runs = sorted((scan_logs.scan(spark, scan_logs.log_files(logs)) for _ in range(5)), key=lambda r: r[1])
+    files = scan_logs.log_files(logs)
+    scan_logs.scan(spark, files)
+    runs = sorted((scan_logs.scan(spark, files) for _ in range(5)), key=lambda r: r[1])
     rows, seconds = runs[len(runs) // 2]
 finally:
     spark.stop()

@@ -238,7 +238,7 @@ fn buckets_of(literals: &[(u32, Vec<u8>)]) -> Vec<Group> {
             masks,
         });
     }
-    let alone: Vec<u64> = groups
+    let mut alone: Vec<u64> = groups
         .iter()
         .map(|g| cost(&g.masks, g.literals.len()))
         .collect();
@@ -251,7 +251,6 @@ fn buckets_of(literals: &[(u32, Vec<u8>)]) -> Vec<Group> {
     };
     // growths[a][b] (a < b): what merging groups a and b adds; recomputed only for the
     // group a merge changed.
-    let mut alone = alone;
     let mut growths: Vec<Vec<u64>> = (0..groups.len())
         .map(|a| {
             (0..groups.len())
