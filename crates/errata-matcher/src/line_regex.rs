@@ -21,7 +21,20 @@ use regex_automata::{Input, MatchKind};
 use regex_syntax::hir::{Hir, literal};
 
 #[derive(Debug)]
-pub(crate) struct LineRegex {
+pub(crate) enum LineRegex {
+    /// Every match is one of a few literals, exactly (`\[E01008\] out of memory`,
+    /// `(?:CUDA error: )?out of memory`), in the regex's order of preference: each is
+    /// searched for in the line and the leftmost wins (the most preferred of those that
+    /// start there), as in the regex, and no automaton is built. The `regex` crate's own
+    /// engine searches such a regex by its literals too.
+    Literals(Vec<memchr::memmem::Finder<'static>>),
+    /// Any other regex.
+    Automaton(Box<Automaton>),
+}
+
+/// A [`LineRegex`] searched by automata.
+#[derive(Debug)]
+pub(crate) struct Automaton {
     plain: Engines,
     /// What every match starts with, as extracted (infinite: no finite set), for
     /// [`LineRegex::hot`]. Narrowed to the prefilter's literals only once the regex is
@@ -72,6 +85,9 @@ impl LineRegex {
         let config = thompson::Config::new()
             .nfa_size_limit(Some(size_limit))
             .which_captures(WhichCaptures::Implicit);
+        if let Some(literals) = exact_literals(hir, size_limit) {
+            return Ok(LineRegex::Literals(literals));
+        }
         let nfa: NFA = COMPILER.with_borrow_mut(|compiler| {
             compiler
                 .configure(config)
@@ -86,14 +102,69 @@ impl LineRegex {
         let prefixes = literal::Extractor::new()
             .kind(literal::ExtractKind::Prefix)
             .extract(hir);
-        Ok(LineRegex {
+        Ok(LineRegex::Automaton(Box::new(Automaton {
             plain: Engines::new(nfa, None)?,
             prefixes,
             uses: AtomicU32::new(0),
             hot: OnceLock::new(),
-        })
+        })))
     }
 
+    /// The leftmost-first match in `haystack`.
+    pub fn find(&self, haystack: &[u8], scratch: &mut Scratch) -> Option<Range<usize>> {
+        match self {
+            LineRegex::Literals(literals) => literals
+                .iter()
+                .filter_map(|finder| {
+                    let start = finder.find(haystack)?;
+                    Some(start..start + finder.needle().len())
+                })
+                // The first of those that start leftmost: `min_by_key` keeps the first.
+                .min_by_key(|m| m.start),
+            LineRegex::Automaton(automaton) => automaton.find(haystack, scratch),
+        }
+    }
+}
+
+/// The literals that are exactly `hir`'s matches, most preferred first, when there are
+/// a few: every extracted prefix exact, and no look-around such as `$` or `\b`, which
+/// the extraction does not see (the test `regex-automata`'s meta engine makes before it
+/// searches by literals alone, except that it first shrinks the set for speed, which
+/// leaves `out of (memory|resources)` an inexact `out of `). A set whose automaton would
+/// pass `size_limit` is left to the compiler, which refuses it as it would the regex.
+fn exact_literals(hir: &Hir, size_limit: usize) -> Option<Vec<memchr::memmem::Finder<'static>>> {
+    if !hir.properties().look_set().is_empty() {
+        return None;
+    }
+    let seq = literal::Extractor::new()
+        .kind(literal::ExtractKind::Prefix)
+        .extract(hir);
+    if !seq.is_exact() {
+        return None;
+    }
+    let literals = seq.literals()?;
+    // A state or more per byte, each a few dozen bytes in the NFA.
+    let bytes: usize = literals.iter().map(|l| l.as_bytes().len()).sum();
+    if literals.is_empty()
+        || literals.len() > MAX_LITERALS
+        || literals.iter().any(|l| l.is_empty())
+        || bytes * 64 > size_limit
+    {
+        return None;
+    }
+    Some(
+        literals
+            .iter()
+            .map(|l| memchr::memmem::Finder::new(l.as_bytes()).into_owned())
+            .collect(),
+    )
+}
+
+/// Literals a line is searched for one by one, at most: a line is a few hundred bytes,
+/// and a regex with more spellings than this is rare.
+const MAX_LITERALS: usize = 8;
+
+impl Automaton {
     /// The engines to search with: with a prefilter once the regex is hot.
     fn engines(&self) -> &Engines {
         if !self.prefixes.is_finite() {
@@ -212,22 +283,92 @@ mod tests {
         }
     }
 
+    fn automaton(pattern: &str) -> Box<Automaton> {
+        match line_regex(pattern) {
+            LineRegex::Automaton(automaton) => automaton,
+            LineRegex::Literals(_) => panic!("{pattern} was taken for literals"),
+        }
+    }
+
     #[test]
     fn a_hot_regex_gets_its_prefilter_only_where_one_is_fast() {
         let mut scratch = Scratch::default();
         let mut hot = |pattern: &str| {
-            let regex = line_regex(pattern);
+            let regex = automaton(pattern);
             for _ in 0..=HOT_USES {
                 regex.find(b"a line without it", &mut scratch);
             }
             regex.hot.get().map(Option::is_some)
         };
-        assert_eq!(hot(r"(?:CUDA error: )?out of memory"), Some(true));
+        assert_eq!(
+            hot(r"(?:CUDA error: )?out of (memory|resources) \d+"),
+            Some(true)
+        );
         // No finite set of prefixes: nothing to build, nothing kept.
         assert_eq!(hot(r"\w+ error"), None);
-        let cold = line_regex("out of memory");
+        let cold = automaton(r"out of memory\b");
         cold.find(b"out of memory", &mut scratch);
         assert!(cold.hot.get().is_none());
+    }
+
+    #[test]
+    fn only_a_regex_that_is_its_literals_is_searched_by_them() {
+        let literals = |pattern: &str| matches!(line_regex(pattern), LineRegex::Literals(_));
+        for pattern in [
+            r"out of memory",
+            r"cublas handle failed to initialize \[E01008\]",
+            r"(?:CUDA error: )?out of memory",
+            r"out of (memory|resources)",
+            r"(?i)oom",
+            r"CUDA error: [Oo]ut of memory",
+        ] {
+            assert!(literals(pattern), "{pattern}");
+        }
+        for pattern in [
+            // Look-around the extraction does not see; a class; a repetition; a match
+            // that may be empty.
+            r"out of memory$",
+            r"\bout of memory",
+            r"\d+ MiB",
+            r"memory\s+pool",
+            r"CUDA error: (out of memory|.*)",
+            r"(?:out of memory)?",
+            // Too many spellings to list.
+            r"(?i)illegal memory",
+        ] {
+            assert!(!literals(pattern), "{pattern}");
+        }
+        // Alternatives that begin alike, and a shorter one that is preferred: the
+        // leftmost-first match, as the regex crate reports it.
+        let mut scratch = Scratch::default();
+        for (pattern, haystack) in [
+            (
+                r"(?:CUDA error: )?out of memory",
+                "CUDA error: out of memory",
+            ),
+            (
+                r"(?:CUDA error: )??out of memory",
+                "CUDA error: out of memory",
+            ),
+            (r"out of (mem|memory)", "out of memory"),
+            (r"out of (memory|mem)", "out of memory"),
+            (r"(?i)OOM", "CUDA oom: Oom"),
+            (r"memory|out of memory", "out of memory"),
+            (r"[Ee]rror 7|rror 700", "CUDA error 700"),
+        ] {
+            let want = regex::bytes::Regex::new(pattern)
+                .unwrap()
+                .find(haystack.as_bytes())
+                .map(|m| m.range());
+            assert!(want.is_some(), "{pattern}");
+            let regex = line_regex(pattern);
+            assert!(matches!(regex, LineRegex::Literals(_)), "{pattern}");
+            assert_eq!(
+                regex.find(haystack.as_bytes(), &mut scratch),
+                want,
+                "{pattern}"
+            );
+        }
     }
 
     #[test]
