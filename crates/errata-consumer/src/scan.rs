@@ -188,8 +188,7 @@ pub(crate) struct Scanned<C> {
 pub(crate) fn scan_chunk<C: AsRef<[u8]>>(matcher: &Matcher, chunk: C) -> Scanned<C> {
     let mut matches = Vec::new();
     let bytes = chunk.as_ref();
-    matcher.scan(bytes, |m| matches.push(m.clone()));
-    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+    let newlines = matcher.scan_counting_lines(bytes, |m| matches.push(m.clone()));
     Scanned {
         chunk,
         matches,

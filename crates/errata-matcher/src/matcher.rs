@@ -491,6 +491,21 @@ impl Matcher {
     /// `RegexSet` run over the chunk once, and regexes run only on lines where they can
     /// match. Invalid UTF-8 is searched as bytes.
     pub fn scan(&self, text: &[u8], emit: impl FnMut(&Match)) {
+        self.scan_inner(text, emit);
+    }
+
+    /// [`Matcher::scan`], returning the number of `\n`s in `text`: the scan walks the
+    /// lines from hit to hit anyway, so only the lines after the last hit are counted
+    /// apart (where hits are dense, a second pass over the whole chunk cost a tenth of
+    /// a scan).
+    pub fn scan_counting_lines(&self, text: &[u8], emit: impl FnMut(&Match)) -> u64 {
+        let (counted, end) = self.scan_inner(text, emit);
+        counted + memchr::memchr_iter(b'\n', &text[end..]).count() as u64
+    }
+
+    /// Scans, returning how many `\n`s lie before offset `end` of `text` (the end of
+    /// the last line with hits, or 0).
+    fn scan_inner(&self, text: &[u8], emit: impl FnMut(&Match)) -> (u64, usize) {
         // The hits of a 1 MiB chunk of a busy log run to megabytes: a fresh vector at
         // every chunk had the kernel zero new pages for each. Each thread keeps its own
         // (taken out while in use, so a scan inside `emit` gets another).
@@ -499,12 +514,18 @@ impl Matcher {
         }
         // Put back empty below, so it is empty here.
         let mut hits = HITS.take();
-        self.scan_with(text, &mut hits, emit);
+        let counted = self.scan_with(text, &mut hits, emit);
         hits.clear();
         HITS.set(hits);
+        counted
     }
 
-    fn scan_with(&self, text: &[u8], hits: &mut Vec<(usize, Found)>, mut emit: impl FnMut(&Match)) {
+    fn scan_with(
+        &self,
+        text: &[u8],
+        hits: &mut Vec<(usize, Found)>,
+        mut emit: impl FnMut(&Match),
+    ) -> (u64, usize) {
         if let Some(prefilter) = &self.prefilter {
             // One hit per occurrence of a literal; the patterns it stands for are read
             // per line (a literal such as `cuda` stands for dozens).
@@ -540,7 +561,7 @@ impl Matcher {
             }
         }
         if hits.is_empty() {
-            return;
+            return (0, 0);
         }
         // Unstable (no scratch buffer the size of the hits at every chunk), and still one
         // order: distinct hits differ in start, source or end.
@@ -577,6 +598,7 @@ impl Matcher {
             found.clear();
             i = j;
         }
+        lines.counted()
     }
 
     /// Turns the hits of one line into at most one match per pattern.
@@ -1124,6 +1146,11 @@ impl<'a> LineCounter<'a> {
             self.end = find_newline(self.text, offset);
         }
         (self.line, self.start..self.end)
+    }
+
+    /// The `\n`s before the end of the current line, and that end.
+    fn counted(&self) -> (u64, usize) {
+        (self.line as u64, self.end)
     }
 }
 

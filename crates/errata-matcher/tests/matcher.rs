@@ -367,3 +367,28 @@ fn a_short_number_does_not_trigger_its_pattern() {
     m.scan(text.as_bytes(), |m| found.push((m.line, codes[m.pattern])));
     assert_eq!(found, [(1, 120), (2, 127)]);
 }
+
+#[test]
+fn scan_counting_lines_counts_every_newline_and_matches_as_scan_does() {
+    let m = matcher(&[
+        Pattern::new(r"CUDA error: out of memory"),
+        Pattern::new(r"NCCL WARN \w+"),
+    ]);
+    for text in [
+        "",
+        "no error here",
+        "no error here\n\n",
+        "CUDA error: out of memory",
+        "CUDA error: out of memory\n",
+        "\n\nCUDA error: out of memory\nok\nok\n\nNCCL WARN timeout",
+        "NCCL WARN x\nok\nok\nok\nok\n",
+        "ok\nCUDA error: out of memory\nok\nNCCL WARN y\nlast line without newline",
+    ] {
+        let mut counted = Vec::new();
+        let newlines = m.scan_counting_lines(text.as_bytes(), |x| counted.push(x.clone()));
+        let mut plain = Vec::new();
+        m.scan(text.as_bytes(), |x| plain.push(x.clone()));
+        assert_eq!(newlines, text.matches('\n').count() as u64, "{text:?}");
+        assert_eq!(counted, plain, "{text:?}");
+    }
+}
