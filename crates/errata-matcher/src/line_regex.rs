@@ -110,6 +110,13 @@ impl LineRegex {
         })))
     }
 
+    /// The regex that matches `literal` and nothing else, case-sensitively.
+    pub fn literal(literal: &str) -> LineRegex {
+        LineRegex::Literals(vec![
+            memchr::memmem::Finder::new(literal.as_bytes()).into_owned(),
+        ])
+    }
+
     /// The leftmost-first match in `haystack`.
     pub fn find(&self, haystack: &[u8], scratch: &mut Scratch) -> Option<Range<usize>> {
         match self {
@@ -124,6 +131,34 @@ impl LineRegex {
             LineRegex::Automaton(automaton) => automaton.find(haystack, scratch),
         }
     }
+}
+
+/// The string `pattern` matches, when it is one literal as written: characters that
+/// mean themselves and punctuation escaped with `\\` (`cublas handle failed \\[E01008\\]`),
+/// and no flag, class, group, repetition, anchor or escape such as `\\s`. The parser
+/// would give the same literal (a test holds the two together); `None` otherwise.
+pub(crate) fn plain_literal(pattern: &str) -> Option<String> {
+    let mut literal = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next()? {
+                e if e.is_ascii_punctuation() && regex_syntax::is_meta_character(e) => {
+                    literal.push(e);
+                }
+                _ => return None,
+            },
+            // Flags and groups, classes, repetitions, anchors, alternation, any
+            // character. (`-`, `&`, `~`, `#` and spaces mean themselves outside a class
+            // and without the `x` flag, which would need a `(`.)
+            '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$' => {
+                return None;
+            }
+            '\n' | '\r' => return None,
+            c => literal.push(c),
+        }
+    }
+    (!literal.is_empty()).then_some(literal)
 }
 
 /// The literals that are exactly `hir`'s matches, most preferred first, when there are
@@ -143,12 +178,11 @@ fn exact_literals(hir: &Hir, size_limit: usize) -> Option<Vec<memchr::memmem::Fi
         return None;
     }
     let literals = seq.literals()?;
-    // A state or more per byte, each a few dozen bytes in the NFA.
     let bytes: usize = literals.iter().map(|l| l.as_bytes().len()).sum();
     if literals.is_empty()
         || literals.len() > MAX_LITERALS
         || literals.iter().any(|l| l.is_empty())
-        || bytes * 64 > size_limit
+        || !literals_fit(bytes, size_limit)
     {
         return None;
     }
@@ -158,6 +192,13 @@ fn exact_literals(hir: &Hir, size_limit: usize) -> Option<Vec<memchr::memmem::Fi
             .map(|l| memchr::memmem::Finder::new(l.as_bytes()).into_owned())
             .collect(),
     )
+}
+
+/// Whether literals of `bytes` bytes in all are searched for as literals: a regex of more
+/// would be left to the compiler, which may refuse it as too big (an NFA has a state or
+/// more per byte, each a few dozen bytes), as it would the same regex written otherwise.
+pub(crate) fn literals_fit(bytes: usize, size_limit: usize) -> bool {
+    bytes.saturating_mul(64) <= size_limit
 }
 
 /// Literals a line is searched for one by one, at most: a line is a few hundred bytes,
@@ -369,6 +410,57 @@ mod tests {
                 "{pattern}"
             );
         }
+    }
+
+    #[test]
+    fn a_plain_literal_is_what_the_parser_reads() {
+        let parsed = |p: &str| crate::matcher::parse_line_bound(p).ok();
+        for (pattern, want) in [
+            (
+                r"cublas handle failed \[E01008\]",
+                Some("cublas handle failed [E01008]"),
+            ),
+            (
+                r"cuda-malloc & co #1 ~ 100%",
+                Some("cuda-malloc & co #1 ~ 100%"),
+            ),
+            (r"out of memory\.", Some("out of memory.")),
+            ("显存不足", Some("显存不足")),
+            (r"out of memory\s", None),
+            (r"a.b", None),
+            (r"(?i)oom", None),
+            (r"oom$", None),
+            (r"x{2}", None),
+            (r"\", None),
+            ("", None),
+        ] {
+            assert_eq!(plain_literal(pattern).as_deref(), want, "{pattern}");
+        }
+        // Whatever it takes for a literal, the parser reads as that literal: random
+        // patterns over an alphabet of metacharacters, escapes and plain characters.
+        let alphabet: Vec<char> = r"ab -#&~%[](){}.*+?|^$\\sdE0:".chars().collect();
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut taken = 0;
+        for _ in 0..20_000 {
+            let len = 1 + (state >> 60) as usize % 8;
+            let pattern: String = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    alphabet[(state % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            if let Some(literal) = plain_literal(&pattern) {
+                taken += 1;
+                assert_eq!(
+                    parsed(&pattern),
+                    Some(Hir::literal(literal.as_bytes())),
+                    "{pattern:?}"
+                );
+            }
+        }
+        assert!(taken > 1000, "only {taken} plain literals drawn");
     }
 
     #[test]
