@@ -114,6 +114,13 @@ struct Slot {
     /// Where the gram starts relative to the literal: -1 for a three-byte literal (its
     /// gram begins with the byte before it).
     offset: i32,
+    /// Four of the literal's bytes, folded, as far from the gram as the literal allows
+    /// (its first four when the gram is not at its start, else its last four), and
+    /// where they start relative to the window of the gram: a window whose gram is right
+    /// but whose literal is not (the `568]` of `socket.cpp:568]` for the literal `9568]`)
+    /// is told apart here, without reading the literal from elsewhere in memory.
+    check: u32,
+    check_at: i32,
 }
 
 impl GramSearch {
@@ -126,8 +133,8 @@ impl GramSearch {
         let literals: Vec<Vec<u8>> = literals.iter().map(|l| l.to_ascii_lowercase()).collect();
         let few_short =
             literals.iter().filter(|l| l.len() < STRIDED_LEN).count() <= teddy::MAX_LITERALS;
-        let mut every: Vec<(u64, u32, i32)> = Vec::new();
-        let mut strided: Vec<(u64, u32, i32)> = Vec::new();
+        let mut every: Vec<(u64, u32, i32, (u32, i32))> = Vec::new();
+        let mut strided: Vec<(u64, u32, i32, (u32, i32))> = Vec::new();
         let mut three_byte = Vec::new();
         // How common the `len` bytes from `o` on are, summed.
         let commonness_of = |lit: &[u8], o: usize, len: usize| {
@@ -142,7 +149,8 @@ impl GramSearch {
                         .min_by_key(|&o| commonness_of(lit, o, STRIDED_LEN))
                         .unwrap_or(0);
                     for offset in first..first + STRIDE {
-                        strided.push((fold(&lit[offset..offset + WIDE]), i, offset as i32));
+                        let gram = fold(&lit[offset..offset + WIDE]);
+                        strided.push((gram, i, offset as i32, check_of(lit, offset as i32, gram)));
                     }
                 }
             } else if lit.len() == 3 {
@@ -151,7 +159,7 @@ impl GramSearch {
                 for before in 0..=255u8 {
                     let gram = fold(&[before, lit[0], lit[1], lit[2]]);
                     if seen.insert(gram) {
-                        every.push((gram, i, -1));
+                        every.push((gram, i, -1, check_of(lit, -1, gram)));
                     }
                 }
             } else {
@@ -159,7 +167,8 @@ impl GramSearch {
                 let offset = (0..=lit.len() - 4)
                     .min_by_key(|&o| commonness_of(lit, o, 4))
                     .unwrap_or(0);
-                every.push((fold(&lit[offset..offset + 4]), i, offset as i32));
+                let gram = fold(&lit[offset..offset + 4]);
+                every.push((gram, i, offset as i32, check_of(lit, offset as i32, gram)));
             }
         }
         Some(GramSearch {
@@ -384,7 +393,16 @@ impl GramSearch {
             else {
                 continue;
             };
-            if text[start..start + lit.len()].eq_ignore_ascii_case(lit) {
+            let Some(check) = (at as i64 + i64::from(slot.check_at))
+                .try_into()
+                .ok()
+                .and_then(|c: usize| text.get(c..c + 4))
+            else {
+                continue;
+            };
+            if fold(check) as u32 == slot.check
+                && text[start..start + lit.len()].eq_ignore_ascii_case(lit)
+            {
                 found(slot.literal as usize, start, start + lit.len());
             }
         }
@@ -394,7 +412,7 @@ impl GramSearch {
 impl Table {
     /// The table of `grams` (gram, literal, offset), each `width` bytes; `None` when
     /// there are none.
-    fn new(width: usize, grams: Vec<(u64, u32, i32)>) -> Option<Table> {
+    fn new(width: usize, grams: Vec<(u64, u32, i32, (u32, i32))>) -> Option<Table> {
         if grams.is_empty() {
             return None;
         }
@@ -421,7 +439,7 @@ impl Table {
             slots: Vec::with_capacity(grams.len()),
             directory: Vec::new(),
         };
-        for (gram, literal, offset) in grams {
+        for (gram, literal, offset, (check, check_at)) in grams {
             let hash = table.hash(gram);
             table.filter[(hash >> 6) as usize] |= 1 << (hash & 63);
             if width == 4 {
@@ -436,6 +454,8 @@ impl Table {
                 gram,
                 literal,
                 offset,
+                check,
+                check_at,
             });
         }
         table.slots.sort_unstable();
@@ -511,6 +531,18 @@ const DIRECTORY_SHIFT: u32 = 5;
 /// Bit 5 of every byte (see [`fold`]), of a four-byte gram and of an eight-byte one.
 const FOLD: u32 = 0x2020_2020;
 const FOLD_WIDE: u64 = 0x2020_2020_2020_2020;
+
+/// [`Slot::check`] and [`Slot::check_at`] of literal `lit` (lower-cased) whose gram
+/// starts at `offset` in it: its first four bytes where the gram starts later, else its
+/// last four; a three-byte literal's `gram` holds all of it, and is its own check.
+fn check_of(lit: &[u8], offset: i32, gram: u64) -> (u32, i32) {
+    let from = match lit.len() {
+        ..4 => return (gram as u32, 0),
+        _ if offset > 0 => 0,
+        len => len - 4,
+    };
+    (fold(&lit[from..from + 4]) as u32, from as i32 - offset)
+}
 
 /// The folded gram of a window of four or eight bytes: bit 5 of every byte set, so that
 /// ASCII letters lose their case (other bytes may merge with a neighbour, which only
