@@ -107,32 +107,80 @@ struct WhereAndWhich<'a> {
 /// `operator_action`, `dead_ends`, `workarounds`, each most likely first). The same for
 /// every match of the entry.
 fn advice_json(entry: &Entry, lang: crate::Lang) -> serde_json::Value {
-    let advice = entry.advice(lang);
-    let steps = |steps: &[crate::Step<'_>], detail: &str, rate: &str| -> Vec<serde_json::Value> {
-        steps
-            .iter()
-            .map(|s| {
-                // A rate is a number only when it was counted: an estimate is words.
-                let basis = match s.counted() {
-                    Some((k, n)) => serde_json::json!({"kind": s.basis_kind(), "k": k, "n": n}),
-                    None => serde_json::json!({"kind": "estimate"}),
-                };
-                serde_json::json!({
-                    "action": s.action,
-                    detail: s.detail,
-                    rate: s.is_counted().then_some(s.rate),
-                    "basis": basis,
-                    "evidence": s.evidence,
-                })
-            })
-            .collect()
-    };
-    serde_json::json!({
-        "root_cause": advice.root_cause,
-        "operator_action": entry.operator_action,
-        "dead_ends": steps(&advice.dead_ends, "why_fails", "fail_rate"),
-        "workarounds": steps(&advice.workarounds, "how", "success_rate"),
-    })
+    serde_json::to_value(AdviceJson::of(entry, lang))
+        .unwrap_or_else(|_| serde_json::Value::Object(serde_json::Map::new()))
+}
+
+/// [`advice_json`]'s keys in their order, serialized straight to text by
+/// [`JsonLines`] (a `serde_json::Value` built for each of a log's thousands of distinct
+/// entries was most of the writing thread's time).
+#[derive(serde::Serialize)]
+struct AdviceJson<'a> {
+    root_cause: &'a str,
+    operator_action: &'a Option<String>,
+    dead_ends: Vec<StepJson<'a>>,
+    workarounds: Vec<StepJson<'a>>,
+}
+
+impl<'a> AdviceJson<'a> {
+    fn of(entry: &'a Entry, lang: crate::Lang) -> AdviceJson<'a> {
+        let advice = entry.advice(lang);
+        let steps = |steps: Vec<crate::Step<'a>>, dead_end: bool| {
+            steps
+                .into_iter()
+                .map(|step| StepJson { step, dead_end })
+                .collect()
+        };
+        AdviceJson {
+            root_cause: advice.root_cause,
+            operator_action: &entry.operator_action,
+            dead_ends: steps(advice.dead_ends, true),
+            workarounds: steps(advice.workarounds, false),
+        }
+    }
+}
+
+/// One dead end (`action`, `why_fails`, `fail_rate`, `basis`, `evidence`) or workaround
+/// (`how` and `success_rate` instead). A rate is a number only when it was counted: an
+/// estimate is words.
+struct StepJson<'a> {
+    step: crate::Step<'a>,
+    dead_end: bool,
+}
+
+impl serde::Serialize for StepJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (detail, rate) = match self.dead_end {
+            true => ("why_fails", "fail_rate"),
+            false => ("how", "success_rate"),
+        };
+        let s = &self.step;
+        let mut map = serializer.serialize_map(Some(5))?;
+        map.serialize_entry("action", s.action)?;
+        map.serialize_entry(detail, s.detail)?;
+        map.serialize_entry(rate, &s.is_counted().then_some(s.rate))?;
+        map.serialize_entry("basis", &BasisJson(s))?;
+        map.serialize_entry("evidence", &s.evidence)?;
+        map.end()
+    }
+}
+
+/// `{"kind": …, "k": …, "n": …}` for a counted rate, `{"kind": "estimate"}` otherwise.
+struct BasisJson<'s, 'a>(&'s crate::Step<'a>);
+
+impl serde::Serialize for BasisJson<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let counted = self.0.counted();
+        let mut map = serializer.serialize_map(Some(if counted.is_some() { 3 } else { 1 }))?;
+        map.serialize_entry("kind", self.0.basis_kind())?;
+        if let Some((k, n)) = counted {
+            map.serialize_entry("k", &k)?;
+            map.serialize_entry("n", &n)?;
+        }
+        map.end()
+    }
 }
 
 /// Writes matches as JSON lines, each exactly `Found::to_json` followed by `\n`, with
@@ -169,7 +217,8 @@ impl JsonLines {
             .advice
             .entry(found.entry.id.clone())
             .or_insert_with(|| {
-                let whole = advice_json(found.entry, lang).to_string();
+                let whole = serde_json::to_string(&AdviceJson::of(found.entry, lang))
+                    .unwrap_or_else(|_| "{}".to_string());
                 // `{…}` → `…`: members to splice after the head's.
                 whole[1..whole.len() - 1].to_string()
             });
