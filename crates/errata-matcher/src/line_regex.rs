@@ -37,7 +37,7 @@ pub(crate) enum LineRegex {
 pub(crate) struct Automaton {
     plain: Engines,
     /// What every match starts with, as extracted (infinite: no finite set), for
-    /// [`LineRegex::hot`]. Narrowed to the prefilter's literals only once the regex is
+    /// [`Automaton::hot`]. Narrowed to the prefilter's literals only once the regex is
     /// hot: that step was a fortieth of `errata check`, which compiles every regex of
     /// a knowledge base and makes few of them hot.
     prefixes: literal::Seq,
@@ -82,12 +82,12 @@ impl LineRegex {
             static COMPILER: std::cell::RefCell<thompson::Compiler> =
                 std::cell::RefCell::new(thompson::Compiler::new());
         }
-        let config = thompson::Config::new()
-            .nfa_size_limit(Some(size_limit))
-            .which_captures(WhichCaptures::Implicit);
         if let Some(literals) = exact_literals(hir, size_limit) {
             return Ok(LineRegex::Literals(literals));
         }
+        let config = thompson::Config::new()
+            .nfa_size_limit(Some(size_limit))
+            .which_captures(WhichCaptures::Implicit);
         let nfa: NFA = COMPILER.with_borrow_mut(|compiler| {
             compiler
                 .configure(config)
@@ -134,8 +134,8 @@ impl LineRegex {
 }
 
 /// The string `pattern` matches, when it is one literal as written: characters that
-/// mean themselves and punctuation escaped with `\\` (`cublas handle failed \\[E01008\\]`),
-/// and no flag, class, group, repetition, anchor or escape such as `\\s`. The parser
+/// mean themselves and punctuation escaped with `\` (`cublas handle failed \[E01008\]`),
+/// and no flag, class, group, repetition, anchor or escape such as `\s`. The parser
 /// would give the same literal (a test holds the two together); `None` otherwise.
 pub(crate) fn plain_literal(pattern: &str) -> Option<String> {
     let mut literal = String::with_capacity(pattern.len());
