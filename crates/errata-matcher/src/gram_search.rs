@@ -410,8 +410,8 @@ impl GramSearch {
 }
 
 impl Table {
-    /// The table of `grams` (gram, literal, offset), each `width` bytes; `None` when
-    /// there are none.
+    /// The table of `grams` (gram, literal, offset, and the check of [`check_of`]), each
+    /// gram `width` bytes; `None` when there are none.
     fn new(width: usize, grams: Vec<(u64, u32, i32, (u32, i32))>) -> Option<Table> {
         if grams.is_empty() {
             return None;
