@@ -133,8 +133,8 @@ impl GramSearch {
         let literals: Vec<Vec<u8>> = literals.iter().map(|l| l.to_ascii_lowercase()).collect();
         let few_short =
             literals.iter().filter(|l| l.len() < STRIDED_LEN).count() <= teddy::MAX_LITERALS;
-        let mut every: Vec<(u64, u32, i32, (u32, i32))> = Vec::new();
-        let mut strided: Vec<(u64, u32, i32, (u32, i32))> = Vec::new();
+        let mut every: Vec<(u64, u32, i32)> = Vec::new();
+        let mut strided: Vec<(u64, u32, i32)> = Vec::new();
         let mut three_byte = Vec::new();
         // How common the `len` bytes from `o` on are, summed.
         let commonness_of = |lit: &[u8], o: usize, len: usize| {
@@ -149,8 +149,7 @@ impl GramSearch {
                         .min_by_key(|&o| commonness_of(lit, o, STRIDED_LEN))
                         .unwrap_or(0);
                     for offset in first..first + STRIDE {
-                        let gram = fold(&lit[offset..offset + WIDE]);
-                        strided.push((gram, i, offset as i32, check_of(lit, offset as i32, gram)));
+                        strided.push((fold(&lit[offset..offset + WIDE]), i, offset as i32));
                     }
                 }
             } else if lit.len() == 3 {
@@ -159,7 +158,7 @@ impl GramSearch {
                 for before in 0..=255u8 {
                     let gram = fold(&[before, lit[0], lit[1], lit[2]]);
                     if seen.insert(gram) {
-                        every.push((gram, i, -1, check_of(lit, -1, gram)));
+                        every.push((gram, i, -1));
                     }
                 }
             } else {
@@ -167,8 +166,7 @@ impl GramSearch {
                 let offset = (0..=lit.len() - 4)
                     .min_by_key(|&o| commonness_of(lit, o, 4))
                     .unwrap_or(0);
-                let gram = fold(&lit[offset..offset + 4]);
-                every.push((gram, i, offset as i32, check_of(lit, offset as i32, gram)));
+                every.push((fold(&lit[offset..offset + 4]), i, offset as i32));
             }
         }
         Some(GramSearch {
@@ -182,8 +180,8 @@ impl GramSearch {
                     Teddy::new(&short)
                 })
                 .flatten(),
-            every: Table::new(4, every),
-            strided: Table::new(WIDE, strided),
+            every: Table::new(4, every, &literals),
+            strided: Table::new(WIDE, strided, &literals),
             literals,
             three_byte,
         })
@@ -410,9 +408,9 @@ impl GramSearch {
 }
 
 impl Table {
-    /// The table of `grams` (gram, literal, offset, and the check of [`check_of`]), each
-    /// gram `width` bytes; `None` when there are none.
-    fn new(width: usize, grams: Vec<(u64, u32, i32, (u32, i32))>) -> Option<Table> {
+    /// The table of `grams` (gram, literal, offset), each `width` bytes, of `literals`
+    /// (which give each slot its [`check_of`]); `None` when there are none.
+    fn new(width: usize, grams: Vec<(u64, u32, i32)>, literals: &[Vec<u8>]) -> Option<Table> {
         if grams.is_empty() {
             return None;
         }
@@ -439,7 +437,8 @@ impl Table {
             slots: Vec::with_capacity(grams.len()),
             directory: Vec::new(),
         };
-        for (gram, literal, offset, (check, check_at)) in grams {
+        for (gram, literal, offset) in grams {
+            let (check, check_at) = check_of(&literals[literal as usize], offset, gram);
             let hash = table.hash(gram);
             table.filter[(hash >> 6) as usize] |= 1 << (hash & 63);
             if width == 4 {
