@@ -82,7 +82,10 @@ impl LineRegex {
             static COMPILER: std::cell::RefCell<thompson::Compiler> =
                 std::cell::RefCell::new(thompson::Compiler::new());
         }
-        if let Some(literals) = exact_literals(hir, size_limit) {
+        let prefixes = literal::Extractor::new()
+            .kind(literal::ExtractKind::Prefix)
+            .extract(hir);
+        if let Some(literals) = exact_literals(hir, &prefixes, size_limit) {
             return Ok(LineRegex::Literals(literals));
         }
         let config = thompson::Config::new()
@@ -99,9 +102,6 @@ impl LineRegex {
                     None => e.to_string(),
                 })
         })?;
-        let prefixes = literal::Extractor::new()
-            .kind(literal::ExtractKind::Prefix)
-            .extract(hir);
         Ok(LineRegex::Automaton(Box::new(Automaton {
             plain: Engines::new(nfa, None)?,
             prefixes,
@@ -162,22 +162,20 @@ pub(crate) fn plain_literal(pattern: &str) -> Option<String> {
 }
 
 /// The literals that are exactly `hir`'s matches, most preferred first, when there are
-/// a few: every extracted prefix exact, and no look-around such as `$` or `\b`, which
+/// a few: every one of its extracted `prefixes` exact, and no look-around such as `$` or `\b`, which
 /// the extraction does not see (the test `regex-automata`'s meta engine makes before it
 /// searches by literals alone, except that it first shrinks the set for speed, which
 /// leaves `out of (memory|resources)` an inexact `out of `). A set whose automaton would
 /// pass `size_limit` is left to the compiler, which refuses it as it would the regex.
-fn exact_literals(hir: &Hir, size_limit: usize) -> Option<Vec<memchr::memmem::Finder<'static>>> {
-    if !hir.properties().look_set().is_empty() {
+fn exact_literals(
+    hir: &Hir,
+    prefixes: &literal::Seq,
+    size_limit: usize,
+) -> Option<Vec<memchr::memmem::Finder<'static>>> {
+    if !hir.properties().look_set().is_empty() || !prefixes.is_exact() {
         return None;
     }
-    let seq = literal::Extractor::new()
-        .kind(literal::ExtractKind::Prefix)
-        .extract(hir);
-    if !seq.is_exact() {
-        return None;
-    }
-    let literals = seq.literals()?;
+    let literals = prefixes.literals()?;
     let bytes: usize = literals.iter().map(|l| l.as_bytes().len()).sum();
     if literals.is_empty()
         || literals.len() > MAX_LITERALS
