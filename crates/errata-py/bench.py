@@ -127,10 +127,10 @@ try:
     files = scan_logs.log_files(logs)
     scan_logs.scan(spark, files)
     runs = sorted((scan_logs.scan(spark, files) for _ in range(5)), key=lambda r: r[1])
-    rows, seconds = runs[len(runs) // 2]
+    found, seconds = runs[len(runs) // 2]
 finally:
     spark.stop()
-print(len(rows), seconds, runs[0][1], runs[-1][1])
+print(found.num_rows, seconds, runs[0][1], runs[-1][1])
 """
 
 
