@@ -40,7 +40,8 @@ COLUMNS = ("path", "line", "id", "text")
 
 def scan_shares(shares):
     """mapInArrow over batches of indices into `shares` (lists of log paths): one row per
-    log, its path and its matches (`MATCHES_SCHEMA`) as an Arrow IPC stream."""
+    log, its path and its matches (`MATCHES_SCHEMA`, sorted by line, id and text: on the
+    executors, in parallel) as an Arrow IPC stream."""
 
     def scan_batches(batches):
         import errata  # on the executor
@@ -58,7 +59,7 @@ def scan_shares(shares):
                             pa.array([m.text for m in found], pa.string()),
                         ],
                         schema=MATCHES_SCHEMA,
-                    )
+                    ).sort_by([(name, "ascending") for name in COLUMNS[1:]])
                     sink = pa.BufferOutputStream()
                     with pa.ipc.new_stream(sink, MATCHES_SCHEMA) as stream:
                         stream.write_batch(matches)
@@ -72,13 +73,15 @@ def scan_shares(shares):
 
 def unpack(found):
     """The matches in `scan_shares`' rows (`found`, a pyarrow Table) as one table of
-    `COLUMNS`, sorted by path, line, id and text: a UTF-8 string sorts by its bytes, which
-    is the order of its code points, as Python sorts it."""
+    `COLUMNS`, sorted by path, line, id and text: each file's matches come sorted, so the
+    files are put in order by path (a UTF-8 string sorts by its bytes, which is the order
+    of its code points, as Python sorts it)."""
     tables = [MATCHES_SCHEMA.insert(0, pa.field("path", pa.string())).empty_table()]
+    found = found.sort_by([("path", "ascending")])
     for path, blob in zip(found.column("path").to_pylist(), found.column("matches")):
         matches = pa.ipc.open_stream(blob.as_buffer()).read_all()
         tables.append(matches.add_column(0, "path", pa.array([path] * matches.num_rows, pa.string())))
-    return pa.concat_tables(tables).sort_by([(name, "ascending") for name in COLUMNS])
+    return pa.concat_tables(tables)
 
 
 def shares_of(files, tasks):
@@ -132,8 +135,8 @@ def scan(spark, files, partitions=0):
     # The tasks' input is the range of share numbers (the shares travel with the
     # function): a source the JVM makes itself, where a DataFrame of paths built from
     # Python rows costs a Python stage of its own. Arrow both ways (mapInArrow, toArrow),
-    # with no pandas between. Sorted on the driver, by Arrow: orderBy would run the scan
-    # twice (once to sample the range partitioning).
+    # with no pandas between. Sorted by Arrow, each file on its executor and the files on
+    # the driver: orderBy would run the scan twice (once to sample the range partitioning).
     found = spark.range(0, tasks, 1, tasks).mapInArrow(scan_shares(shares), SCHEMA).toArrow()
     return unpack(found), time.perf_counter() - start
 
