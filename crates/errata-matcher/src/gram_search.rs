@@ -355,8 +355,9 @@ impl GramSearch {
     /// the words of four three-byte cores ([`Table::cores`]): the cores are cut out of
     /// one 16-byte load by a shuffle, hashed with one multiply and their words gathered
     /// together; a window whose bit is set in its core's word is then looked up by its
-    /// own gram. Returns the first window it did not look at (the last few, whose 16
-    /// bytes would run past the text, are left to the caller).
+    /// own gram. Looks at the windows that start in `start..end` and returns the first
+    /// it did not look at (the last few of the range, and those whose 16 bytes would run
+    /// past the text, are left to the caller).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn every_avx2(
