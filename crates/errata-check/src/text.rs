@@ -42,6 +42,50 @@ pub(crate) fn chinese_share(text: &str) -> Option<f64> {
     (total > 0).then(|| han as f64 / total as f64)
 }
 
+/// The first run of four or more English words in `text` outside its `code spans`, as a
+/// reader of a Chinese page would meet it: a word is ASCII letters (with `'` or `-`
+/// inside) between spaces and light punctuation, and a Chinese character or a full stop
+/// ends a run. The site's test of every Chinese page looks for the same runs, so a
+/// `_zh` text that passes here shows no English sentence there.
+pub(crate) fn english_run(text: &str) -> Option<String> {
+    let mut run: Vec<&str> = Vec::new();
+    let long_enough = |run: &Vec<&str>| (run.len() >= 4).then(|| run.join(" "));
+    for (i, segment) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            // Inside `code`.
+            if let Some(found) = long_enough(&run) {
+                return Some(found);
+            }
+            run.clear();
+            continue;
+        }
+        for piece in segment.split(|c: char| !c.is_ascii()) {
+            for token in piece.split_whitespace() {
+                let word = token.trim_matches(|c: char| ",.;:!?()\"".contains(c));
+                let is_word = word.len() > 1
+                    && word.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && word
+                        .chars()
+                        .all(|c| c.is_ascii_alphabetic() || c == '\'' || c == '-');
+                if is_word {
+                    run.push(word);
+                }
+                if !is_word || token.ends_with(['.', '!', '?']) {
+                    if let Some(found) = long_enough(&run) {
+                        return Some(found);
+                    }
+                    run.clear();
+                }
+            }
+            if let Some(found) = long_enough(&run) {
+                return Some(found);
+            }
+            run.clear();
+        }
+    }
+    long_enough(&run)
+}
+
 fn is_cjk_punct(c: char) -> bool {
     matches!(c as u32, 0x3000..=0x303F | 0xFF00..=0xFFEF)
 }
@@ -142,6 +186,27 @@ pub(crate) fn pointer_token(key: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn english_runs_are_sentences_outside_code() {
+        assert_eq!(
+            english_run("先用 compute-sanitizer 运行程序：Run the program under it."),
+            Some("Run the program under it".to_string())
+        );
+        // Names, versions and short terms in Chinese prose are not sentences.
+        assert_eq!(english_run("PyTorch 2.4 与 CUDA 12.4 的 NCCL 后端"), None);
+        assert_eq!(
+            english_run("`an illegal memory access was encountered` 是粘滞错误"),
+            None
+        );
+        // A full stop or a Chinese character ends a run; a comma does not.
+        assert_eq!(english_run("It failed. Then it worked 了"), None);
+        assert_eq!(
+            english_run("打印“out of range, do you have”"),
+            Some("out of range do you have".to_string())
+        );
+        assert_eq!(english_run("one two three `code` four five six"), None);
+    }
 
     #[test]
     fn chinese_share_ignores_code_and_identifiers() {

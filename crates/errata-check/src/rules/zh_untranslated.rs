@@ -5,6 +5,12 @@
 //! half of what remains is Chinese: Han characters are counted one unit each and English
 //! words one unit each. "在释放张量之前调用 `torch.cuda.synchronize()`" passes; an
 //! English sentence pasted into `workarounds_zh` does not.
+//!
+//! It also fails when it holds a run of four or more English words outside `code spans`
+//! (a Chinese character or a full stop ends a run), even in a mostly Chinese text: a log
+//! message quoted in Chinese quotation marks, “GPU device may be out of range”, is
+//! English prose on the Chinese page; set it as `code`. The site's test of every Chinese
+//! page looks for the same runs.
 
 use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
@@ -12,7 +18,7 @@ use errata_model::{Anchor, Diagnostic};
 use super::diag;
 use super::zh_missing::zh_fields;
 use crate::context::Ctx;
-use crate::text::chinese_share;
+use crate::text::{chinese_share, english_run};
 
 /// Below this share of Chinese (Han characters vs English words) a `_zh` text is English.
 const MIN_CHINESE_SHARE: f64 = 0.5;
@@ -27,13 +33,16 @@ pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnosti
         let same = (!field.english.trim().is_empty() && field.english.trim() == text.trim())
             || e.workarounds.iter().any(|w| w.how.trim() == text.trim());
         let share = chinese_share(text);
-        if same || share.is_some_and(|s| s < MIN_CHINESE_SHARE) {
+        let sentence = english_run(text);
+        if same || share.is_some_and(|s| s < MIN_CHINESE_SHARE) || sentence.is_some() {
             let why = if same {
                 "is identical to the English text".to_string()
+            } else if let Some(s) = share.filter(|&s| s < MIN_CHINESE_SHARE) {
+                format!("is mostly English ({:.0}% Chinese)", s * 100.0)
             } else {
                 format!(
-                    "is mostly English ({:.0}% Chinese)",
-                    share.unwrap_or(0.0) * 100.0
+                    "holds English prose outside `code`: \"{}\"",
+                    sentence.unwrap_or_default()
                 )
             };
             out.push(
@@ -66,6 +75,28 @@ mod tests {
             .filter_map(|d| d.pointer().map(String::from))
             .collect();
         assert_eq!(ptrs, ["/signature_zh", "/workarounds_zh/0"]);
+    }
+
+    #[test]
+    fn an_english_message_quoted_in_chinese_prose() {
+        let mut e = valid_entry("cuda/a");
+        e["root_cause_zh"] =
+            "当前版本对这个错误码打印的是“GPU device may be out of range, do you have enough GPUs?”。"
+                .into();
+        // The same message as code, and names and short terms in prose, pass.
+        e["workarounds_zh"][0] =
+            "当前版本打印 `GPU device may be out of range, do you have enough GPUs?`；PyTorch 2.4 与 CUDA 12.4 的 NCCL 后端也一样。"
+                .into();
+        let diags = entry_diags(&e, "zh-untranslated");
+        let ptrs: Vec<_> = diags.iter().filter_map(|d| d.pointer()).collect();
+        assert_eq!(ptrs, ["/root_cause_zh"]);
+        assert!(
+            diags[0]
+                .message
+                .contains("\"GPU device may be out of range do you have enough GPUs\""),
+            "{}",
+            diags[0].message
+        );
     }
 
     #[test]
