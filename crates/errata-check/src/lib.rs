@@ -35,6 +35,9 @@ mod text;
 pub use canonical::canonical_entry;
 pub use rules::{CROSS_FILE_RULES, RULES, RuleInfo, rule_info};
 pub use schema::{ARTICLE_SCHEMA, ENTRY_SCHEMA};
+/// The English-prose test of `zh-untranslated`, shared with the site's test of every
+/// rendered Chinese page so that both find the same runs.
+pub use text::english_run;
 
 /// How to check.
 #[derive(Debug, Clone)]

@@ -45,9 +45,9 @@ pub(crate) fn chinese_share(text: &str) -> Option<f64> {
 /// The first run of four or more English words in `text` outside its `code spans`, as a
 /// reader of a Chinese page would meet it: a word is ASCII letters (with `'` or `-`
 /// inside) between spaces and light punctuation, and a Chinese character or a full stop
-/// ends a run. The site's test of every Chinese page looks for the same runs, so a
-/// `_zh` text that passes here shows no English sentence there.
-pub(crate) fn english_run(text: &str) -> Option<String> {
+/// ends a run. The site's test of every Chinese page calls this on the page's text
+/// outside code, so a `_zh` text that passes here shows no English sentence there.
+pub fn english_run(text: &str) -> Option<String> {
     let mut run: Vec<&str> = Vec::new();
     let long_enough = |run: &Vec<&str>| (run.len() >= 4).then(|| run.join(" "));
     for (i, segment) in text.split('`').enumerate() {
