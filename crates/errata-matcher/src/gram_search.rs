@@ -101,9 +101,9 @@ pub(crate) struct GramSearch {
 #[derive(Debug)]
 struct Anchors {
     bytes: Vec<u8>,
-    /// Bit `j` of `at[k]`: some literal's gram has `bytes[k]` at position `j`, so the
+    /// Bit `j` of `at[b]`: some literal's gram has byte `b` at position `j`, so the
     /// window that starts `j` bytes before such a byte of the text is looked up.
-    at: [u8; 3],
+    at: [u8; 256],
 }
 
 /// Windows of the `every` table handled at a time by [`GramSearch::anchored`].
@@ -187,7 +187,7 @@ impl GramSearch {
         let mut every: Vec<Gram> = Vec::new();
         let mut strided: Vec<Gram> = Vec::new();
         let mut three_byte = Vec::new();
-        let mut anchor_at = [0u8; 3];
+        let mut anchor_at = [0u8; 256];
         for (i, lit) in (0u32..).zip(&literals) {
             let anchored = holds_anchor(lit);
             if anchored || (!few_short && anchor_bytes.is_none()) {
@@ -196,10 +196,8 @@ impl GramSearch {
                     three_byte.push(i);
                 }
                 for gram in every_grams(lit, i, bytes) {
-                    if let Some(k) =
-                        bytes.and_then(|b| b.iter().position(|&a| a == gram.anchor_byte))
-                    {
-                        anchor_at[k] |= 1 << gram.anchor_at;
+                    if bytes.is_some() {
+                        anchor_at[usize::from(gram.anchor_byte)] |= 1 << gram.anchor_at;
                     }
                     every.push(gram);
                 }
@@ -328,12 +326,7 @@ impl GramSearch {
             };
             for &p in &positions[..count] {
                 let p = start + p as usize;
-                let k = anchors
-                    .bytes
-                    .iter()
-                    .position(|&b| b == text[p])
-                    .unwrap_or(0);
-                let mut at = anchors.at[k];
+                let mut at = anchors.at[usize::from(text[p])];
                 while at != 0 {
                     let j = at.trailing_zeros() as usize;
                     at &= at - 1;
@@ -656,20 +649,20 @@ fn commonness_of(lit: &[u8], o: usize, len: usize) -> u32 {
 /// window of its rarest bytes, or with `anchors`, the rarest window that holds one of
 /// them. A three-byte literal has a gram for each byte that may come before it.
 fn every_grams(lit: &[u8], i: u32, anchors: Option<&[u8]>) -> Vec<Gram> {
-    let holds = |window: &[u8]| match anchors {
-        Some(anchors) => window.iter().position(|b| anchors.contains(b)),
-        None => Some(usize::from(u8::MAX)),
-    };
-    let anchor_of = |window: &[u8], j: usize| match anchors {
-        Some(_) => (j as u8, window[j]),
-        None => (u8::MAX, 0),
+    // Where a window holds its first anchor byte, and which byte it is: `(u8::MAX, 0)`
+    // without anchors, `None` for a window that holds none.
+    let anchor_in = |window: &[u8]| match anchors {
+        None => Some((u8::MAX, 0)),
+        Some(bytes) => window
+            .iter()
+            .position(|b| bytes.contains(b))
+            .map(|j| (j as u8, window[j])),
     };
     if lit.len() == 3 {
-        // The anchor is in the literal, one byte into the gram.
-        let (anchor_at, anchor_byte) = match holds(lit) {
-            Some(j) if anchors.is_some() => (j as u8 + 1, lit[j]),
-            _ => (u8::MAX, 0),
-        };
+        // The gram begins with the byte before the literal, so its anchor is one byte
+        // further in (`u8::MAX`, no anchor, stays as it is).
+        let (anchor_at, anchor_byte) =
+            anchor_in(lit).map_or((u8::MAX, 0), |(j, b)| (j.saturating_add(1), b));
         let mut seen = std::collections::BTreeSet::new();
         return (0..=255u8)
             .filter_map(|before| {
@@ -685,12 +678,11 @@ fn every_grams(lit: &[u8], i: u32, anchors: Option<&[u8]>) -> Vec<Gram> {
             .collect();
     }
     let best = (0..=lit.len() - 4)
-        .filter_map(|o| holds(&lit[o..o + 4]).map(|j| (o, j)))
+        .filter_map(|o| anchor_in(&lit[o..o + 4]).map(|anchor| (o, anchor)))
         .min_by_key(|&(o, _)| (commonness_of(lit, o, 4), o));
-    let Some((offset, j)) = best else {
+    let Some((offset, (anchor_at, anchor_byte))) = best else {
         return Vec::new();
     };
-    let (anchor_at, anchor_byte) = anchor_of(&lit[offset..offset + 4], j);
     vec![Gram {
         gram: fold(&lit[offset..offset + 4]),
         literal: i,
