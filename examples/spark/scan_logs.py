@@ -123,7 +123,7 @@ def scan(spark, files, partitions=0):
     """Every match in `files` as a pyarrow Table of `COLUMNS` (path, line, id, text),
     sorted by them, and the job's seconds."""
     if not files:
-        return unpack(pa.table({"path": pa.array([], pa.string()), "matches": pa.array([], pa.binary())})), 0.0
+        return unpack(ARROW_SCHEMA.empty_table()), 0.0
     cores = spark.sparkContext.defaultParallelism
     # One task per core by default, each with the same bytes to scan: on two cores a task
     # costs about a tenth of a second of Spark's own time (measured between two tasks on

@@ -239,19 +239,22 @@ fn buckets_of(literals: &[(u32, Vec<u8>)]) -> Vec<Group> {
             (*i, l, offset)
         })
         .collect();
-    let masked = |(_, l, o): &(u32, Vec<u8>, usize)| l[*o..*o + MASKED].to_vec();
+    fn masked((_, l, o): &(u32, Vec<u8>, usize)) -> &[u8] {
+        &l[*o..*o + MASKED]
+    }
     sorted.sort_by(|a, b| {
         masked(a)
-            .cmp(&masked(b))
+            .cmp(masked(b))
             .then(a.1.cmp(&b.1))
             .then(a.0.cmp(&b.0))
     });
     let mut groups: Vec<Group> = Vec::new();
     for literal in sorted {
-        let window = masked(&literal);
+        // Copied: `literal` moves into its group below.
+        let window = masked(&literal).to_vec();
         if let Some(group) = groups
             .last_mut()
-            .filter(|g| masked(&g.literals[0]) == window)
+            .filter(|g| masked(&g.literals[0]) == window.as_slice())
         {
             group.literals.push(literal);
             continue;

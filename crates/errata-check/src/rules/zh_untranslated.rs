@@ -10,7 +10,7 @@
 //! (a Chinese character or a full stop ends a run), even in a mostly Chinese text: a log
 //! message quoted in Chinese quotation marks, “GPU device may be out of range”, is
 //! English prose on the Chinese page; set it as `code`. The site's test of every Chinese
-//! page looks for the same runs.
+//! page applies the same test (`english_run`) to the rendered pages.
 
 use super::EntryInput;
 use errata_model::{Anchor, Diagnostic};
