@@ -190,8 +190,10 @@ impl serde::Serialize for BasisJson<'_, '_> {
 #[derive(Debug)]
 pub struct JsonLines {
     lang: crate::Lang,
-    /// Entry id → its advice as JSON object members, without the braces.
-    advice: std::collections::HashMap<String, String>,
+    /// Entry id → its advice as JSON object members, without the braces. Looked up once
+    /// per match, so with foldhash rather than SipHash, and by `&str` (an entry's id is
+    /// copied into the map once, not at every match).
+    advice: foldhash::HashMap<String, String>,
     /// The current match's first members, reused from match to match.
     head: Vec<u8>,
 }
@@ -201,7 +203,7 @@ impl JsonLines {
     pub fn new(lang: crate::Lang) -> JsonLines {
         JsonLines {
             lang,
-            advice: std::collections::HashMap::new(),
+            advice: foldhash::HashMap::default(),
             head: Vec::new(),
         }
     }
@@ -213,15 +215,17 @@ impl JsonLines {
         out: &mut impl std::io::Write,
     ) -> std::io::Result<()> {
         let lang = self.lang;
+        if !self.advice.contains_key(found.entry.id.as_str()) {
+            let whole = serde_json::to_string(&AdviceJson::of(found.entry, lang))
+                .unwrap_or_else(|_| "{}".to_string());
+            // `{…}` → `…`: members to splice after the head's.
+            let members = whole[1..whole.len() - 1].to_string();
+            self.advice.insert(found.entry.id.clone(), members);
+        }
         let advice = self
             .advice
-            .entry(found.entry.id.clone())
-            .or_insert_with(|| {
-                let whole = serde_json::to_string(&AdviceJson::of(found.entry, lang))
-                    .unwrap_or_else(|_| "{}".to_string());
-                // `{…}` → `…`: members to splice after the head's.
-                whole[1..whole.len() - 1].to_string()
-            });
+            .get(found.entry.id.as_str())
+            .map_or("", String::as_str);
         // `{head…}` + `,` + `advice…` + `}`: the members of both objects, in order.
         self.head.clear();
         serde_json::to_writer(&mut self.head, &found.where_and_which(lang))?;

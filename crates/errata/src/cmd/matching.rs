@@ -228,7 +228,7 @@ struct Printer {
     format: Format,
     /// `--format json`'s writer (each entry's advice serialized once).
     json: errata_consumer::JsonLines,
-    /// Entries already explained in full.
+    /// Entries already explained in full (human output only).
     seen: HashSet<String>,
     /// The matches of the current line (printed together: best first, then the others).
     line: Vec<(u64, usize, String, String)>,
@@ -282,12 +282,8 @@ impl Printer {
 
     fn emit(&mut self, found: &Found<'_>, out: &mut impl Write) -> std::io::Result<()> {
         match self.format {
-            Format::Json => {
-                if !self.seen.contains(&found.entry.id) {
-                    self.seen.insert(found.entry.id.clone());
-                }
-                self.json.write(found, out)
-            }
+            // `seen` counts distinct errors for the human summary only.
+            Format::Json => self.json.write(found, out),
             Format::Human => {
                 if self
                     .line
@@ -297,7 +293,10 @@ impl Printer {
                     self.flush_line(out)?;
                 }
                 if self.line.is_empty() {
-                    let first = self.seen.insert(found.entry.id.clone());
+                    let first = !self.seen.contains(&found.entry.id);
+                    if first {
+                        self.seen.insert(found.entry.id.clone());
+                    }
                     self.print_found(found, first, out)?;
                 }
                 self.line.push((
