@@ -255,6 +255,32 @@ fn the_readme_counts_are_true() {
         readme.replace('\n', " ").contains(&expected),
         "README.md should say: {expected}"
     );
+    // And what the rates rest on: the same counts `errata check` would find in `data/`.
+    let mut kinds = std::collections::BTreeMap::<String, usize>::new();
+    for entry in entries.values() {
+        for list in ["dead_ends", "workarounds"] {
+            for item in entry
+                .get(list)
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let kind = item["basis"]["kind"].as_str().unwrap_or("none").to_string();
+                *kinds.entry(kind).or_default() += 1;
+            }
+        }
+    }
+    let count = |kind: &str| kinds.get(kind).copied().unwrap_or(0);
+    let expected = format!(
+        "Every rate says what it rests on (`basis`): {} dead ends and workarounds are counted from public reports (K of N, each report's link and words), {} from the run tier's GPU runs of the snippets that show them, and the other {} are editors' estimates, shown as words.",
+        count("reports"),
+        count("runs"),
+        count("estimate")
+    );
+    assert!(
+        readme.replace('\n', " ").contains(&expected),
+        "README.md should say: {expected} (basis kinds in data/: {kinds:?})"
+    );
 }
 
 /// `tests/fixtures/logs/*.tsv`: whole logs of real jobs, one line each as
