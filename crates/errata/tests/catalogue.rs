@@ -1,7 +1,8 @@
 //! The knowledge base in `data/` as a log scanner sees it, through the real `errata
 //! match`: each entry is the first answer for its own signature and aliases, each
 //! realistic log line of `tests/fixtures/faces/` resolves to the entry it was written
-//! for, and the `cudaError_t` catalogue covers the codes the runtime can return.
+//! for, the `cudaError_t` catalogue covers the codes the runtime can return, and what the
+//! entries' prose says of their counted rates agrees with the rates' bases.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -280,6 +281,72 @@ fn the_readme_counts_are_true() {
     assert!(
         readme.replace('\n', " ").contains(&expected),
         "README.md should say: {expected} (basis kinds in data/: {kinds:?})"
+    );
+}
+
+/// Where a dead end's or workaround's English prose says how many reports were counted
+/// ("two of the three counted reports", "all 4 counted reporters"), that number is its
+/// basis's `n`, and prose that speaks of counted reports has a counted basis. A report
+/// taken out of a count on a second reading left such sentences behind more than once.
+#[test]
+fn counts_stated_in_prose_match_the_basis() {
+    let counted = regex::Regex::new(
+        r"(?i)\b(?:(of|all|the|other)\s+(?:the\s+)?([a-z0-9]+)\s+|(the)\s+)counted\s+(?:reports|reporters|attempts)\b",
+    )
+    .unwrap();
+    let number = |word: &str| -> Option<u64> {
+        let words = [
+            "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        ];
+        word.parse().ok().or_else(|| {
+            words
+                .iter()
+                .position(|w| w.eq_ignore_ascii_case(word))
+                .map(|i| i as u64 + 1)
+        })
+    };
+    let mut wrong = Vec::new();
+    for (id, entry) in entries() {
+        for (list, prose) in [("dead_ends", "why_fails"), ("workarounds", "how")] {
+            for (i, item) in entry[list].as_array().into_iter().flatten().enumerate() {
+                let text = item[prose].as_str().unwrap_or_default();
+                let basis = &item["basis"];
+                for found in counted.captures_iter(text) {
+                    let said = found.get(0).map_or("", |m| m.as_str());
+                    if basis["kind"] != "reports" {
+                        wrong.push(format!(
+                            "{id} {list}[{i}]: \"{said}\" but the basis is {}",
+                            basis["kind"]
+                        ));
+                        continue;
+                    }
+                    // "the other 4 counted reports", and "the two counted reports where
+                    // …", are a part of the count, not its size.
+                    let rest = &text[found.get(0).map_or(0, |m| m.end())..];
+                    let part = [" where", " who", " that", " in which"]
+                        .iter()
+                        .any(|clause| rest.starts_with(clause));
+                    let whole = found.get(1).is_some_and(|w| {
+                        let w = w.as_str().to_ascii_lowercase();
+                        w != "other" && !(w == "the" && part)
+                    });
+                    let stated = found.get(2).and_then(|m| number(m.as_str()));
+                    if let (true, Some(n)) = (whole, stated)
+                        && Some(n) != basis["n"].as_u64()
+                    {
+                        wrong.push(format!(
+                            "{id} {list}[{i}]: \"{said}\" but n = {}",
+                            basis["n"]
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "prose and basis disagree:\n{}",
+        wrong.join("\n")
     );
 }
 
