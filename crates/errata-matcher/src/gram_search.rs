@@ -173,23 +173,27 @@ impl GramSearch {
         } else {
             Anchors::choose(&literals)
         };
-        let holds_anchor = |lit: &[u8]| {
-            anchor_bytes
-                .as_ref()
-                .is_some_and(|bytes| lit.iter().any(|b| bytes.contains(b)))
-        };
+        // Which literals hold an anchor byte: decided once, for the count below and the
+        // placing of each literal after it.
+        let anchored: Vec<bool> = literals
+            .iter()
+            .map(|lit| {
+                anchor_bytes
+                    .as_ref()
+                    .is_some_and(|bytes| lit.iter().any(|b| bytes.contains(b)))
+            })
+            .collect();
         // Around anchors, the few literals without one go to nibble masks, long ones too
         // when all fit: the strided table costs a gather per 32 bytes of text however few
         // literals it holds.
         let long_by_teddy = anchor_bytes.is_some()
-            && literals.iter().filter(|l| !holds_anchor(l)).count() <= teddy::MAX_LITERALS;
+            && anchored.iter().filter(|&&a| !a).count() <= teddy::MAX_LITERALS;
         let mut by_teddy: Vec<(u32, Vec<u8>)> = Vec::new();
         let mut every: Vec<Gram> = Vec::new();
         let mut strided: Vec<Gram> = Vec::new();
         let mut three_byte = Vec::new();
         let mut anchor_at = [0u8; 256];
-        for (i, lit) in (0u32..).zip(&literals) {
-            let anchored = holds_anchor(lit);
+        for ((i, lit), &anchored) in (0u32..).zip(&literals).zip(&anchored) {
             if anchored || (!few_short && anchor_bytes.is_none()) {
                 let bytes = anchor_bytes.as_deref().filter(|_| anchored);
                 if lit.len() == 3 {
