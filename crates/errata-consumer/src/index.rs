@@ -215,24 +215,31 @@ impl JsonLines {
         out: &mut impl std::io::Write,
     ) -> std::io::Result<()> {
         let lang = self.lang;
-        if !self.advice.contains_key(found.entry.id.as_str()) {
-            let whole = serde_json::to_string(&AdviceJson::of(found.entry, lang))
-                .unwrap_or_else(|_| "{}".to_string());
-            // `{…}` → `…`: members to splice after the head's.
-            let members = whole[1..whole.len() - 1].to_string();
-            self.advice.insert(found.entry.id.clone(), members);
-        }
-        let advice = self
-            .advice
-            .get(found.entry.id.as_str())
-            .map_or("", String::as_str);
+        // One look-up for an entry already seen; a new entry's advice is serialized here
+        // and kept once this match is written.
+        let mut new_members = None;
+        let advice = match self.advice.get(found.entry.id.as_str()) {
+            Some(members) => members.as_str(),
+            None => {
+                let whole = serde_json::to_string(&AdviceJson::of(found.entry, lang))
+                    .unwrap_or_else(|_| "{}".to_string());
+                // `{…}` → `…`: members to splice after the head's.
+                new_members
+                    .insert(whole[1..whole.len() - 1].to_string())
+                    .as_str()
+            }
+        };
         // `{head…}` + `,` + `advice…` + `}`: the members of both objects, in order.
         self.head.clear();
         serde_json::to_writer(&mut self.head, &found.where_and_which(lang))?;
         out.write_all(&self.head[..self.head.len() - 1])?;
         out.write_all(b",")?;
         out.write_all(advice.as_bytes())?;
-        out.write_all(b"}\n")
+        out.write_all(b"}\n")?;
+        if let Some(members) = new_members {
+            self.advice.insert(found.entry.id.clone(), members);
+        }
+        Ok(())
     }
 }
 
