@@ -255,16 +255,21 @@ fn end_to_end(
         Ok(runs.swap_remove(n / 2))
     };
     let best = |cmd: &mut dyn FnMut() -> Result<crate::bench::Measured>| median(3, cmd);
-    // `errata match` of `log` with `bundle`, JSON to a file: the median of `runs` runs.
-    let answer = |runs: usize, bundle: &std::path::Path, log: &std::path::Path| {
+    // `errata match --format <format>` of `log` with `bundle`, to a file: the median of
+    // `runs` runs.
+    let answer_as = |format: &str, runs: usize, bundle: &std::path::Path, log: &std::path::Path| {
         median(runs, &mut || {
             measure(
                 Command::new(&bin)
-                    .args(["match", "--format", "json", "--bundle"])
+                    .args(["match", "--format", format, "--bundle"])
                     .arg(bundle)
                     .arg(log),
             )
         })
+    };
+    // The same with JSON, what most of the figures below measure.
+    let answer = |runs: usize, bundle: &std::path::Path, log: &std::path::Path| {
+        answer_as("json", runs, bundle, log)
     };
     let empty = std::path::Path::new("/dev/null");
     let start_up = answer(11, bundle, empty)?;
@@ -299,14 +304,7 @@ fn end_to_end(
     let run = answer(5, bundle, &log)?;
     // The default output (what `errata match big.log > report.txt` writes): each entry's
     // advice once, then a line per match; a tenth of the JSON's bytes on this log.
-    let human = median(5, &mut || {
-        measure(
-            Command::new(&bin)
-                .args(["match", "--bundle"])
-                .arg(bundle)
-                .arg(&log),
-        )
-    })?;
+    let human = answer_as("human", 5, bundle, &log)?;
     // The knowledge base users run: fewer entries than the 10k bundle, but short literals
     // (error numbers, `): `) that a log is full of.
     let own_run = answer(3, own_bundle, &log)?;
