@@ -5,14 +5,16 @@
 
 Both sides use the same knowledge base: BUNDLE is the bundle embedded in the wheel. The
 CLI's times are less its start-up (loading that bundle), measured on an empty log, so
-both sides are compared on scanning alone. Prints one line per figure, and the ratio.
+both sides are compared on scanning alone. Prints one line per figure, and the ratio;
+then each side's peak RSS on LOG and on a quarter of it (memory that grew with the log
+would show as a ratio above 1).
 
 Where pyspark is installed, also runs examples/spark/scan_logs.py's session and scan in
 local mode (one executor thread per core) over N GiB of logs (hard links to LOG, so no
 disk is used), after a warm-up job that starts the Python workers and six untimed jobs
 over the logs (until the JVM has compiled its Arrow paths, as in a long-running
 application), and compares its throughput per core (the median of nine jobs) with the
-CLI's on one thread.
+CLI's on one thread, with the peak RSS of the JVM and its Python workers.
 """
 
 import argparse
@@ -37,6 +39,29 @@ def interleaved(fs, runs):
 def median_seconds(f, runs):
     """The median seconds of `runs` runs of `f`."""
     return interleaved([f], runs)[0]
+
+
+# Run in a fresh interpreter: the peak RSS (MB) of a child that runs argv[1:] (the CLI), or
+# of this interpreter scanning argv[2] with the wheel's bundle when argv[1] is `scan`.
+# ru_maxrss of RUSAGE_CHILDREN is the largest child's peak, so each figure needs a fresh
+# parent.
+PEAK_RSS = """
+import resource, subprocess, sys
+if sys.argv[1] == "scan":
+    import errata
+    errata.default_bundle().scan(sys.argv[2])
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+else:
+    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=False)
+    kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(kib / 1024)
+"""
+
+
+def peak_rss_mb(*argv):
+    """Peak RSS in MB of `PEAK_RSS` run with `argv`."""
+    done = subprocess.run([sys.executable, "-c", PEAK_RSS, *argv], capture_output=True, text=True, check=True)
+    return float(done.stdout.split()[-1])
 
 
 def main():
@@ -104,6 +129,24 @@ def main():
     print(f"CLI match, {threads} threads     {mib / cli_n:8.1f} MiB/s")
     ratio = cli_n / py_scan
     print(f"scan()/CLI (same threads) = {ratio:.2f}x throughput  (target: within 10%, >= 0.90x  -> {'met' if ratio >= 0.90 else 'NOT met'})")
+    # Memory: the same scans' peak RSS, and on a quarter of the log, so that growth with
+    # the log would show as a ratio above 1.
+    quarter = a.log + ".quarter"
+    with open(a.log, "rb") as src, open(quarter, "wb") as dst:
+        dst.write(src.read(size // 4))
+    cli_args = [a.bin, "match", "--bundle", a.bundle, "--format", "json", "-j", str(threads)]
+    rss = {
+        (who, log): peak_rss_mb(*(["scan", log] if who == "scan()" else [*cli_args, log]))
+        for who in ("scan()", "CLI")
+        for log in (a.log, quarter)
+    }
+    os.remove(quarter)
+    for who in ("scan()", "CLI"):
+        full, part = rss[(who, a.log)], rss[(who, quarter)]
+        print(
+            f"{who + ' peak RSS':<24} {full:8.1f} MB  ({mib:.0f} MiB log; {part:.1f} MB on a quarter of it: "
+            f"{full / part:.2f}x for 4x the log)"
+        )
     print(f"wheel                    {os.path.getsize(a.wheel) / 2**20:8.1f} MiB  ({os.path.basename(a.wheel)})")
     if a.spark_gib > 0:
         spark(a, size, mib / cli_1, cores)
@@ -131,9 +174,30 @@ try:
         scan_logs.scan(spark, files)
     runs = sorted((scan_logs.scan(spark, files) for _ in range(9)), key=lambda r: r[1])
     found, seconds = runs[len(runs) // 2]
+    # The peak RSS of every process this driver started (the JVM, its Python workers),
+    # read while they still run: their VmHWM, summed.
+    children = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(pid))
+        except OSError:
+            pass
+    family, todo = [], [os.getpid()]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        family += kids
+        todo += kids
+    hwm_kib = 0
+    for pid in family:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                hwm_kib += next((int(l.split()[1]) for l in f if l.startswith("VmHWM:")), 0)
+        except OSError:
+            pass
 finally:
     spark.stop()
-print(found.num_rows, seconds, runs[0][1], runs[-1][1])
+print(found.num_rows, seconds, runs[0][1], runs[-1][1], hwm_kib / 1024, len(family))
 """
 
 
@@ -167,7 +231,7 @@ def spark(a, size, cli_1_mib_s, cores):
             check=False,
         )
         said = done.stdout.split()
-        if done.returncode != 0 or len(said) != 4:
+        if done.returncode != 0 or len(said) != 6:
             tail = "\n".join(done.stderr.splitlines()[-5:])
             print(f"Spark per core          FAILED (exit {done.returncode}):\n{tail}")
             return
@@ -181,6 +245,7 @@ def spark(a, size, cli_1_mib_s, cores):
         print(
             f"Spark per core / CLI 1 thread = {ratio:.2f}x  (target: within 2x, >= 0.50x  -> {'met' if ratio >= 0.5 else 'NOT met'})"
         )
+        print(f"Spark peak RSS           {float(said[4]):8.1f} MB  (the JVM and its Python workers, {said[5]} processes, each one's peak, summed)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

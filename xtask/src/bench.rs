@@ -15,7 +15,8 @@
 //!    changes in `errata serve` (as a ratio to the full build).
 //! 4. The Python package (`bench_py`): import time, bundle load, `match()` latency,
 //!    `scan()` throughput against `errata match` on the same log, wheel size, and Spark's
-//!    local mode per core against the CLI on one thread (1 GiB once started).
+//!    local mode per core against the CLI on one thread (1 GiB once started); peak RSS of
+//!    each (`scan()` and the CLI also on a quarter of the log).
 //!
 //! Targets (2-core CI machine; the contract's Numbers): check of 10k+1k < 0.5 s, and
 //! linear to 50k entries (10k, 25k and 50k measured; µs per entry compared); full build of

@@ -2,7 +2,9 @@
 //! same run (`crates/errata-py/bench.py`): import time, bundle load, `match()` latency per
 //! message, `scan()` throughput against `errata match` on the same log and knowledge
 //! base, the wheel's size, and Spark's local mode (`examples/spark/scan_logs.py`) per
-//! core against the CLI on one thread, on 1 GiB of logs (`--quick`: 0.25 GiB).
+//! core against the CLI on one thread, on 1 GiB of logs (`--quick`: 0.25 GiB); the peak
+//! RSS of `scan()` and of the CLI on the log and on a quarter of it, and of Spark's JVM
+//! and workers.
 //!
 //! Builds the wheel (`py-wheel`) and a virtual environment with it in `target/bench/`,
 //! and a log of `--log-mb` MiB from the whole-job fixture log with noise between.
