@@ -527,6 +527,7 @@ fn explain_every_rule() {
         "mojibake",
         "redundant-how",
         "evidence-mismatch",
+        "reference-uncited",
         "stale",
         "frontmatter",
         "broken-link",

@@ -41,6 +41,7 @@ mod rate_basis_mismatch;
 mod rate_basis_missing;
 mod rate_range;
 mod redundant_how;
+mod reference_uncited;
 mod regex_invalid;
 mod regex_no_match;
 mod regex_overlap;
@@ -116,6 +117,7 @@ const ENTRY_RULES: &[(&str, EntryRule)] = &[
     ("mojibake", mojibake::entry),
     ("redundant-how", redundant_how::entry),
     ("evidence-mismatch", evidence_mismatch::entry),
+    ("reference-uncited", reference_uncited::entry),
     ("tier-unsupported", tier_unsupported::entry),
     ("stale", stale::entry),
     ("snippet-annotation", snippet_annotation::entry),
