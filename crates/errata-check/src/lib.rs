@@ -26,6 +26,7 @@ use errata_model::{Diagnostic, Severity};
 mod canonical;
 mod context;
 pub mod migrate;
+mod prose;
 mod regexes;
 pub mod rules;
 mod run_records;

@@ -19,6 +19,7 @@ use errata_model::{Anchor, Diagnostic, Entry};
 
 use super::diag;
 use crate::context::Ctx;
+use crate::prose::{self, Field};
 use crate::text::is_han;
 
 const RULE: &str = "duplicate-text";
@@ -123,59 +124,14 @@ pub(super) fn corpus(cx: &Ctx<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// A prose field the rule compares. Its JSON pointer is written out only for a field
-/// that is reported: hashing every sentence of 10,000 entries needs none of them.
-#[derive(Debug, Clone, Copy)]
-enum Field {
-    RootCause,
-    RootCauseZh,
-    /// A dead end's `action` or `why_fails`.
-    DeadEnd(usize, &'static str),
-    /// A workaround's `action` or `how`.
-    Workaround(usize, &'static str),
-    WorkaroundZh(usize),
-}
-
-impl Field {
-    fn pointer(self) -> String {
-        match self {
-            Field::RootCause => "/root_cause".to_string(),
-            Field::RootCauseZh => "/root_cause_zh".to_string(),
-            Field::DeadEnd(i, key) => format!("/dead_ends/{i}/{key}"),
-            Field::Workaround(i, key) => format!("/workarounds/{i}/{key}"),
-            Field::WorkaroundZh(i) => format!("/workarounds_zh/{i}"),
-        }
-    }
-}
-
-/// Every prose field the rule compares, in a fixed order (a field is named by its
-/// position in it).
+/// The prose fields the rule compares (its doc comment lists them), in
+/// [`prose::prose_fields`]' order: a field is named by its position among them.
 fn prose_fields(e: &Entry) -> impl Iterator<Item = (Field, &str)> {
-    let dead_ends = e.dead_ends.iter().enumerate().flat_map(|(i, d)| {
-        [
-            (Field::DeadEnd(i, "action"), d.action.as_str()),
-            (Field::DeadEnd(i, "why_fails"), d.why_fails.as_str()),
-        ]
-    });
-    let workarounds = e.workarounds.iter().enumerate().flat_map(|(i, w)| {
-        [
-            (Field::Workaround(i, "action"), w.action.as_str()),
-            (Field::Workaround(i, "how"), w.how.as_str()),
-        ]
-    });
-    let zh = e
-        .workarounds_zh
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (Field::WorkaroundZh(i), t.as_str()));
-    [
-        (Field::RootCause, e.root_cause.as_str()),
-        (Field::RootCauseZh, e.root_cause_zh.as_str()),
-    ]
-    .into_iter()
-    .chain(dead_ends)
-    .chain(workarounds)
-    .chain(zh)
+    prose::prose_fields(e).filter(|(field, _)| match field {
+        Field::DeadEnd(_, key) | Field::Workaround(_, key) => *key != "condition",
+        Field::DeadEndZh(_) => false,
+        Field::RootCause | Field::RootCauseZh | Field::WorkaroundZh(_) => true,
+    })
 }
 
 fn hash(s: &str) -> u64 {

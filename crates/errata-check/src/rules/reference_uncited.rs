@@ -18,34 +18,13 @@ use errata_model::{Anchor, Diagnostic};
 
 use super::diag;
 use crate::context::Ctx;
+use crate::prose::prose_fields;
 
 pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnostic>) {
     let Some(e) = &doc.entry else { return };
-    // Each text with where it is: (field, index, key); the pointer is spelled out only for
-    // a problem, and most texts hold no `#` at all.
-    let mut texts: Vec<(&str, Option<usize>, &str, &str)> = vec![
-        ("root_cause", None, "", e.root_cause.as_str()),
-        ("root_cause_zh", None, "", e.root_cause_zh.as_str()),
-    ];
-    for (i, d) in e.dead_ends.iter().enumerate() {
-        texts.push(("dead_ends", Some(i), "action", &d.action));
-        texts.push(("dead_ends", Some(i), "why_fails", &d.why_fails));
-        texts.push(("dead_ends", Some(i), "condition", &d.condition));
-    }
-    for (i, w) in e.workarounds.iter().enumerate() {
-        texts.push(("workarounds", Some(i), "action", &w.action));
-        texts.push(("workarounds", Some(i), "how", &w.how));
-        texts.push(("workarounds", Some(i), "condition", &w.condition));
-    }
-    for (i, text) in e.dead_ends_zh.iter().enumerate() {
-        texts.push(("dead_ends_zh", Some(i), "", text));
-    }
-    for (i, text) in e.workarounds_zh.iter().enumerate() {
-        texts.push(("workarounds_zh", Some(i), "", text));
-    }
     // Compared without case: GitHub's owner and repository names are case-insensitive.
     let mut sources: Option<Vec<String>> = None;
-    for (field, index, key, text) in texts {
+    for (field, text) in prose_fields(e) {
         if !text.contains('#') {
             continue;
         }
@@ -68,16 +47,11 @@ pub(super) fn entry(_cx: &Ctx<'_>, doc: &EntryInput<'_>, out: &mut Vec<Diagnosti
                 repo,
                 number,
             } = reference;
-            let pointer = match (index, key) {
-                (None, _) => format!("/{field}"),
-                (Some(i), "") => format!("/{field}/{i}"),
-                (Some(i), key) => format!("/{field}/{i}/{key}"),
-            };
             out.push(
                 diag(
                     "reference-uncited",
                     &doc.path,
-                    Anchor::Value(pointer),
+                    Anchor::Value(field.pointer()),
                     format!("`{owner}/{repo}#{number}` is named here, but no `sources` of this entry cites it"),
                 )
                 .with_help(format!(
