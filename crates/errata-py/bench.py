@@ -135,12 +135,14 @@ def main():
     with open(a.log, "rb") as src, open(quarter, "wb") as dst:
         dst.write(src.read(size // 4))
     cli_args = [a.bin, "match", "--bundle", a.bundle, "--format", "json", "-j", str(threads)]
-    rss = {
-        (who, log): peak_rss_mb(*(["scan", log] if who == "scan()" else [*cli_args, log]))
-        for who in ("scan()", "CLI")
-        for log in (a.log, quarter)
-    }
-    os.remove(quarter)
+    try:
+        rss = {
+            (who, log): peak_rss_mb(*(["scan", log] if who == "scan()" else [*cli_args, log]))
+            for who in ("scan()", "CLI")
+            for log in (a.log, quarter)
+        }
+    finally:
+        os.remove(quarter)
     for who in ("scan()", "CLI"):
         full, part = rss[(who, a.log)], rss[(who, quarter)]
         print(
